@@ -1,0 +1,382 @@
+"""Immutable run parameters: defaults, validation and YAML loading in one place.
+
+A RunConfig is a tree of frozen dataclasses. Every field has a default here and nowhere else;
+derived values (nodes, ranks per node, packets per message, cycles per ns) are properties,
+never stored beside their inputs. Every invalid value raises ConfigError naming the dotted
+field and what is allowed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError
+
+TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
+PROTOCOLS = ("none", "backpressure", "window")
+WORKLOADS = ("multi_pingpong", "alltoall", "permutation", "uniform", "program")
+
+
+def _check(cond: bool, name: str, allowed: str, value: Any) -> None:
+    if not cond:
+        raise ConfigError(name, f"got {value!r}; allowed: {allowed}")
+
+
+@dataclass(frozen=True)
+class TopologyConfig:
+    """Router graph. mesh/torus: one node per router, radix per dimension in `dims`.
+    dragonfly: p terminals per router, a routers per group, h global links per router,
+    `groups` groups (0 means the maximum a*h+1). crossbar: p nodes on one switch.
+    hypercube: 2**cube_dim switches with p nodes each."""
+    kind: str = "mesh"
+    dims: tuple[int, ...] = (4, 4, 4)
+    p: int = 1
+    a: int = 4
+    h: int = 2
+    groups: int = 0
+    cube_dim: int = 3
+
+    def validate(self, pre: str = "topology") -> None:
+        _check(self.kind in TOPOLOGY_KINDS, f"{pre}.kind", " | ".join(TOPOLOGY_KINDS), self.kind)
+        if self.kind in ("mesh", "torus"):
+            _check(1 <= len(self.dims) <= 4 and all(isinstance(d, int) and d >= 1 for d in self.dims)
+                   and math.prod(self.dims) >= 2, f"{pre}.dims",
+                   "1 to 4 integer radices >= 1 with at least 2 routers", list(self.dims))
+        if self.kind == "torus":
+            _check(all(d >= 3 or d == 1 for d in self.dims), f"{pre}.dims",
+                   "torus radices >= 3 (a radix of 2 is a mesh)", list(self.dims))
+        _check(self.p >= 1, f"{pre}.p", "integer >= 1", self.p)
+        if self.kind == "dragonfly":
+            _check(self.a >= 1, f"{pre}.a", "integer >= 1", self.a)
+            _check(self.h >= 1, f"{pre}.h", "integer >= 1", self.h)
+            _check(self.groups == 0 or 2 <= self.groups <= self.a * self.h + 1, f"{pre}.groups",
+                   f"0 (= a*h+1) or 2..{self.a * self.h + 1}", self.groups)
+        if self.kind == "crossbar":
+            _check(self.p >= 2, f"{pre}.p", "crossbar needs >= 2 nodes", self.p)
+        if self.kind == "hypercube":
+            _check(1 <= self.cube_dim <= 12, f"{pre}.cube_dim", "1..12", self.cube_dim)
+        if self.kind in ("mesh", "torus"):
+            _check(self.p == 1, f"{pre}.p", "1 (one node per router on meshes and tori)", self.p)
+
+    @property
+    def n_groups(self) -> int:
+        return self.groups or self.a * self.h + 1
+
+    @property
+    def n_nodes(self) -> int:
+        if self.kind in ("mesh", "torus"):
+            return math.prod(self.dims)
+        if self.kind == "dragonfly":
+            return self.p * self.a * self.n_groups
+        if self.kind == "crossbar":
+            return self.p
+        return self.p * (1 << self.cube_dim)
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """Links, routers and NICs. One cycle is one flit time on a link."""
+    cycle_ns: float = 2.0              # length of one cycle (one flit on a link)
+    flit_bytes: int = 16               # link width x cycle: bytes per flit
+    packet_header_bytes: int = 8       # network header added to every packet on the wire
+    link_latency: int = 4              # cycles a flit needs to cross a link
+    router_delay: int = 8              # router pipeline cycles before a head can be switched
+    vcs: int = 2                       # virtual channels per port
+    buffer_flits: int = 40             # input buffer per port and VC, flits
+    nic_fifo_packets: int = 16         # NIC injection FIFO, packets (PIO writes land here)
+    nic_ejection_flits: int = 40       # NIC ejection buffer, flits (holds packets a full mailbox refuses)
+    rma_packet_bytes: int = 256        # payload of one RMA data packet
+
+    def validate(self, pre: str = "network") -> None:
+        _check(self.cycle_ns > 0, f"{pre}.cycle_ns", "> 0 nanoseconds", self.cycle_ns)
+        for n in ("flit_bytes", "vcs", "nic_fifo_packets", "rma_packet_bytes"):
+            _check(getattr(self, n) >= 1, f"{pre}.{n}", "integer >= 1", getattr(self, n))
+        for n in ("packet_header_bytes", "link_latency", "router_delay"):
+            _check(getattr(self, n) >= 0, f"{pre}.{n}", "integer >= 0", getattr(self, n))
+        _check(self.link_latency >= 1, f"{pre}.link_latency", "integer >= 1", self.link_latency)
+        _check(self.vcs <= 8, f"{pre}.vcs", "1..8", self.vcs)
+        mx = self.max_packet_flits
+        _check(self.buffer_flits >= mx, f"{pre}.buffer_flits",
+               f">= {mx} (the largest packet, virtual cut-through)", self.buffer_flits)
+        _check(self.nic_ejection_flits >= mx, f"{pre}.nic_ejection_flits",
+               f">= {mx} (the largest packet)", self.nic_ejection_flits)
+
+    def flits(self, payload_bytes: int) -> int:
+        return max(1, -(-(payload_bytes + self.packet_header_bytes) // self.flit_bytes))
+
+    @property
+    def velo_packet_flits(self) -> int:
+        return self.flits(64 - 8)  # a full 64-byte mailbox slot minus the VELO header
+
+    @property
+    def max_packet_flits(self) -> int:
+        return max(self.velo_packet_flits, self.flits(self.rma_packet_bytes))
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    """CPU costs in nanoseconds (converted once to cycles by the engine)."""
+    pio_ns: float = 60.0          # write one VELO packet to the NIC (PIO)
+    retrieve_ns: float = 80.0     # poll, copy and release one mailbox slot
+    match_ns: float = 150.0       # MPI matching / bookkeeping per message
+    credit_ns: float = 20.0       # one flow-control credit operation
+    limic_ns: float = 1000.0      # LiMIC fixed cost per intra-node message
+    limic_ns_per_kb: float = 250.0
+
+    def validate(self, pre: str = "host") -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            _check(v >= 0, f"{pre}.{f.name}", "a cost >= 0 nanoseconds", v)
+
+
+@dataclass(frozen=True)
+class MpiConfig:
+    """EXTOLL MPI over VELO (paper section 3)."""
+    ranks_per_node: int = 16
+    eager_threshold: int = 2048   # bytes; larger messages use rendezvous over RMA
+    header_bytes: int = 16        # MPI header prepended to the first VELO packet
+    velo_payload: int = 56        # bytes of payload per VELO packet (64-byte slot)
+    limic: bool = True            # same-node ranks use shared memory (LiMIC)
+
+    def validate(self, pre: str = "mpi") -> None:
+        _check(self.ranks_per_node >= 1, f"{pre}.ranks_per_node", "integer >= 1", self.ranks_per_node)
+        _check(self.eager_threshold >= 0, f"{pre}.eager_threshold", "bytes >= 0", self.eager_threshold)
+        _check(0 <= self.header_bytes < self.velo_payload, f"{pre}.header_bytes",
+               f"0..{self.velo_payload - 1}", self.header_bytes)
+        _check(1 <= self.velo_payload <= 56, f"{pre}.velo_payload", "1..56 bytes", self.velo_payload)
+        _check(isinstance(self.limic, bool), f"{pre}.limic", "true | false", self.limic)
+
+    def packets(self, nbytes: int) -> int:
+        """VELO packets of an eager message: header + payload in velo_payload-byte pieces."""
+        return max(1, -(-(self.header_bytes + nbytes) // self.velo_payload))
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """End-to-end flow control. none: the reference (a mailbox never full). backpressure:
+    finite mailbox, hardware back-pressure only. window: a fixed credit window per peer."""
+    name: str = "none"
+    mailbox_slots: int = 0       # 64-byte slots per rank; 0 = unlimited (only for `none`)
+    window: int = 8              # window: credits per (sender, receiver) pair
+    threshold: int = 4           # window: retrieved packets that trigger a credit packet
+
+    def validate(self, pre: str = "protocol") -> None:
+        _check(self.name in PROTOCOLS, f"{pre}.name", " | ".join(PROTOCOLS), self.name)
+        if self.name == "none":
+            _check(self.mailbox_slots == 0, f"{pre}.mailbox_slots",
+                   "0 for protocol none (its mailbox never fills; use backpressure for a finite one)",
+                   self.mailbox_slots)
+        else:
+            _check(self.mailbox_slots >= 1, f"{pre}.mailbox_slots", "integer >= 1", self.mailbox_slots)
+        if self.name == "window":
+            _check(self.window >= 1, f"{pre}.window", "integer >= 1", self.window)
+            _check(1 <= self.threshold <= self.window, f"{pre}.threshold",
+                   f"1..window ({self.window})", self.threshold)
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """What the ranks do. multi_pingpong: `pairs` rank pairs between two nodes `hops` router
+    links apart. alltoall: `groups` disjoint groups of `group_size` ranks (0 = ranks/groups)
+    each run a non-optimized alltoall; the other ranks wait in a barrier. permutation/uniform:
+    network-only Bernoulli traffic at `injection_rate` flits per node per cycle."""
+    kind: str = "alltoall"
+    ranks: int = 1024
+    message_bytes: int = 2048
+    iterations: int = 1
+    pairs: int = 16
+    hops: int = 1
+    groups: int = 1
+    group_size: int = 0
+    injection_rate: float = 0.1
+    packet_flits: int = 4
+    warmup_cycles: int = 2000
+    measure_cycles: int = 10000
+    drain_cycles: int = 50000
+    source_queue: int = 256
+
+    def validate(self, pre: str = "workload") -> None:
+        _check(self.kind in WORKLOADS, f"{pre}.kind", " | ".join(WORKLOADS), self.kind)
+        _check(self.ranks >= 1, f"{pre}.ranks", "integer >= 1", self.ranks)
+        _check(self.message_bytes >= 0, f"{pre}.message_bytes", "bytes >= 0", self.message_bytes)
+        _check(self.iterations >= 1, f"{pre}.iterations", "integer >= 1", self.iterations)
+        _check(self.pairs >= 1, f"{pre}.pairs", "integer >= 1", self.pairs)
+        _check(self.hops >= 1, f"{pre}.hops", "integer >= 1", self.hops)
+        _check(self.groups >= 1, f"{pre}.groups", "integer >= 1", self.groups)
+        _check(self.group_size >= 0, f"{pre}.group_size", "0 (= ranks/groups) or >= 2", self.group_size)
+        if self.kind == "alltoall":
+            gs = self.group_size or self.ranks // self.groups
+            _check(gs >= 2 and gs * self.groups <= self.ranks, f"{pre}.group_size",
+                   f"groups x group_size <= ranks ({self.ranks}) and group_size >= 2", gs)
+        _check(0 < self.injection_rate <= 1, f"{pre}.injection_rate",
+               "0 < flits per node per cycle <= 1", self.injection_rate)
+        _check(self.packet_flits >= 1, f"{pre}.packet_flits", "integer >= 1", self.packet_flits)
+        for n in ("warmup_cycles", "drain_cycles"):
+            _check(getattr(self, n) >= 0, f"{pre}.{n}", "integer >= 0", getattr(self, n))
+        _check(self.measure_cycles >= 1, f"{pre}.measure_cycles", "integer >= 1", self.measure_cycles)
+        _check(self.source_queue >= 1, f"{pre}.source_queue", "integer >= 1", self.source_queue)
+
+    @property
+    def synthetic(self) -> bool:
+        return self.kind in ("permutation", "uniform")
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    chunk_cycles: int = 5_000_000     # cycles per kernel call (Python checks flags between calls)
+    max_cycles: int = 10**12          # hard stop
+    no_progress_us: float = 10_000.0  # no packet delivered / op finished for this long: error
+
+    def validate(self, pre: str = "limits") -> None:
+        _check(self.chunk_cycles >= 1, f"{pre}.chunk_cycles", "integer >= 1", self.chunk_cycles)
+        _check(self.max_cycles >= 1, f"{pre}.max_cycles", "integer >= 1", self.max_cycles)
+        _check(self.no_progress_us > 0, f"{pre}.no_progress_us", "> 0 microseconds", self.no_progress_us)
+
+
+SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,
+            "mpi": MpiConfig, "protocol": ProtocolConfig, "workload": WorkloadConfig,
+            "limits": LimitsConfig}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    topology: TopologyConfig = field(default_factory=TopologyConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    host: HostConfig = field(default_factory=HostConfig)
+    mpi: MpiConfig = field(default_factory=MpiConfig)
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        for name in SECTIONS:
+            getattr(self, name).validate(name)
+        _check(isinstance(self.seed, int) and 0 <= self.seed < 2**63, "seed", "integer 0..2**63-1",
+               self.seed)
+        nodes = self.topology.n_nodes
+        w = self.workload
+        if not w.synthetic:
+            _check(w.ranks % nodes == 0, "workload.ranks",
+                   f"a multiple of the {nodes} nodes of the topology", w.ranks)
+            _check(w.ranks // nodes == self.mpi.ranks_per_node, "mpi.ranks_per_node",
+                   f"workload.ranks / nodes = {w.ranks // nodes}", self.mpi.ranks_per_node)
+        if w.kind == "multi_pingpong":
+            _check(w.pairs <= self.mpi.ranks_per_node, "workload.pairs",
+                   f"<= ranks per node ({self.mpi.ranks_per_node})", w.pairs)
+        _check(w.packet_flits <= self.network.buffer_flits, "workload.packet_flits",
+               f"<= network.buffer_flits ({self.network.buffer_flits})", w.packet_flits)
+
+    # ---- derived values ----
+    @property
+    def n_nodes(self) -> int:
+        return self.topology.n_nodes
+
+    @property
+    def n_ranks(self) -> int:
+        return 0 if self.workload.synthetic else self.workload.ranks
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def replace(self, **dotted: Any) -> "RunConfig":
+        """Copy with dotted overrides, e.g. replace(**{"protocol.name": "window"})."""
+        d = self.to_dict()
+        for key, value in dotted.items():
+            _set_dotted(d, key, value)
+        return from_dict(d)
+
+
+def _set_dotted(d: dict, key: str, value: Any) -> None:
+    parts = key.split(".")
+    cur = d
+    for i, p in enumerate(parts[:-1]):
+        if p not in cur or not isinstance(cur[p], dict):
+            raise ConfigError(".".join(parts[: i + 1]), f"unknown section; allowed: {', '.join(SECTIONS)}")
+        cur = cur[p]
+    cur[parts[-1]] = value
+
+
+def _coerce(cls, name: str, f: dataclasses.Field, value: Any) -> Any:
+    default = getattr(cls(), f.name) if f.default is dataclasses.MISSING else f.default
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+        want = "true | false"
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        want = "an integer"
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+        want = "a number"
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+        want = "a string"
+    elif isinstance(default, tuple):
+        ok = isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool)
+                                                        for v in value)
+        value = tuple(value) if ok else value
+        want = "a list of integers"
+    else:  # pragma: no cover - every field has one of the types above
+        ok, want = True, ""
+    if not ok:
+        raise ConfigError(name, f"got {value!r}; allowed: {want}")
+    return value
+
+
+def _section(cls, data: Any, pre: str):
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(pre, f"must be a mapping, got {type(data).__name__}")
+    known = {f.name: f for f in fields(cls)}
+    kwargs = {}
+    for k, v in data.items():
+        if k not in known:
+            raise ConfigError(f"{pre}.{k}", f"unknown key; allowed: {', '.join(known)}")
+        kwargs[k] = _coerce(cls, f"{pre}.{k}", known[k], v)
+    return cls(**kwargs)
+
+
+def from_dict(data: Any) -> RunConfig:
+    """Build and validate a RunConfig from nested plain data (as loaded from YAML)."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("config", f"must be a mapping of sections, got {type(data).__name__}")
+    allowed = list(SECTIONS) + ["seed"]
+    kwargs = {}
+    for k, v in data.items():
+        if k not in allowed:
+            raise ConfigError(str(k), f"unknown section; allowed: {', '.join(allowed)}")
+        if k == "seed":
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise ConfigError("seed", f"got {v!r}; allowed: an integer")
+            kwargs[k] = v
+        else:
+            kwargs[k] = _section(SECTIONS[k], v, k)
+    return RunConfig(**kwargs)
+
+
+def load_yaml(path: str) -> RunConfig:
+    try:
+        with open(path) as fh:
+            data = yaml.safe_load(fh)
+    except FileNotFoundError:
+        raise ConfigError("config", f"file not found: {path}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError("config", f"{path} is not valid YAML{where}") from None
+    return from_dict(data)

@@ -1,0 +1,294 @@
+"""Result schema -> xarray.Dataset -> zarr store.
+
+SCHEMA declares every result variable once (dims, dtype, units, description); build_dataset()
+turns the engine's arrays into a Dataset from it, write_zarr() stores it and open_result() reads
+it back, refusing stores that are missing, unreadable or not extoll-vec results.
+
+Layout of a result Dataset:
+- dims ``point`` (one per RunConfig, in order), ``rank`` (padded to the largest rank count
+  among the points: NaN for floats, -1 for ints; length 0 when every point is network-only)
+  and ``kind`` (packet classes, dtypes.KIND_CLASSES, also the ``kind`` coordinate);
+- every config parameter as a coordinate along ``point`` named ``<section>_<field>``
+  (``protocol_name``, ``workload_ranks``, ``topology_dims`` as a string like "4x4x4", ``seed``);
+- attrs: ``extoll_vec_version``, ``schema_version`` and ``configs`` (a JSON list of each
+  point's RunConfig.to_dict()).
+
+Storage choices (see ../shared/notes/ecosystem.md):
+- zarr format 3 without consolidated metadata: xarray/zarr warn that consolidated metadata is
+  not part of the format 3 specification, so we do not write it (reads pass consolidated=False).
+- Strings are numpy StringDType (variable length). Fixed-width ``<U`` strings warn
+  ``FixedLengthUTF32`` on format 3, and object strings read back as StringDType anyway; using
+  StringDType in memory too keeps a round trip dtype-identical.
+- A store is written to a hidden sibling directory and renamed into place, so an existing store
+  is never touched unless overwrite=True, and a failed write leaves no half-written store.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import secrets
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import xarray as xr
+
+from . import __version__
+from .config import RunConfig, from_dict
+from .dtypes import KIND_CLASSES
+from .errors import StoreError
+
+SCHEMA_VERSION = 1
+STR = np.dtypes.StringDType()
+RESERVED_ATTRS = ("extoll_vec_version", "schema_version", "configs")
+
+
+@dataclass(frozen=True)
+class Variable:
+    dims: tuple[str, ...]
+    dtype: np.dtype
+    units: str
+    description: str
+
+    @property
+    def fill(self):
+        """Padding value along the rank axis."""
+        return np.nan if self.dtype.kind == "f" else -1
+
+
+_F, _I = np.dtype(np.float64), np.dtype(np.int64)
+P, PR, PRK = ("point",), ("point", "rank"), ("point", "rank", "kind")
+
+SCHEMA: dict[str, Variable] = {
+    "exec_time_us": Variable(P, _F, "us", "time until the last rank finished its program"),
+    "rank_time_us": Variable(PR, _F, "us", "time each rank finished its program"),
+    "packets_sent": Variable(PRK, _I, "packets", "packets sent by each rank, by packet class"),
+    "sends_delayed": Variable(PR, _I, "messages",
+                              "messages whose sending had to wait for flow-control credits"),
+    "mailbox_max_slots": Variable(PR, _I, "slots", "most mailbox slots in use at once"),
+    "stall_us": Variable(PR, _F, "us",
+                         "time the CPU waited for flow-control credits or NIC back-pressure"),
+    "messages_received": Variable(PR, _I, "messages", "messages received by each rank"),
+    "max_link_utilization": Variable(P, _F, "1", "busiest router-to-router or terminal link: "
+                                     "busy cycles / simulated cycles"),
+    "accepted_flits_per_node_cycle": Variable(P, _F, "flits/(node*cycle)",
+                                              "network-only traffic: flits delivered in the "
+                                              "measurement window (NaN for MPI workloads)"),
+    "offered_flits_per_node_cycle": Variable(P, _F, "flits/(node*cycle)",
+                                             "network-only traffic: flits generated in the "
+                                             "measurement window (NaN for MPI workloads)"),
+    "packet_latency_cycles_mean": Variable(P, _F, "cycles",
+                                           "network-only traffic: mean creation-to-tail-delivery "
+                                           "latency of packets created in the measurement window "
+                                           "(NaN for MPI workloads)"),
+    "simulated_cycles": Variable(P, _I, "cycles", "network cycles simulated"),
+    "packets_delivered": Variable(P, _I, "packets", "packets delivered to their destination NIC"),
+    "events_processed": Variable(P, _I, "events", "simulator events processed"),
+}
+
+
+# ---- config parameters as coordinates ----------------------------------------------------------
+def _config_fields() -> list[tuple[str, str | None, str, Any]]:
+    """(coordinate name, section or None, field, default) for every RunConfig parameter."""
+    out = []
+    root = RunConfig.__dataclass_fields__
+    for f in dataclasses.fields(RunConfig):
+        if f.default_factory is not dataclasses.MISSING:  # a section
+            section = f.default_factory()
+            for g in dataclasses.fields(section):
+                out.append((f"{f.name}_{g.name}", f.name, g.name, getattr(section, g.name)))
+        else:
+            out.append((f.name, None, f.name, root[f.name].default))
+    return out
+
+
+CONFIG_COORDS = _config_fields()
+
+
+def _coord_array(values: list, default: Any) -> np.ndarray:
+    if isinstance(default, bool):
+        return np.array(values, dtype=bool)
+    if isinstance(default, int):
+        return np.array(values, dtype=np.int64)
+    if isinstance(default, float):
+        return np.array(values, dtype=np.float64)
+    if isinstance(default, tuple):
+        return np.array(["x".join(str(v) for v in t) for t in values], dtype=STR)
+    return np.array([str(v) for v in values], dtype=STR)
+
+
+def config_coords(configs: list[RunConfig]) -> dict[str, tuple]:
+    coords = {}
+    for name, section, fld, default in CONFIG_COORDS:
+        objs = [getattr(c, section) if section else c for c in configs]
+        values = [getattr(o, fld) for o in objs]
+        dotted = f"{section}.{fld}" if section else fld
+        coords[name] = ("point", _coord_array(values, default),
+                        {"description": f"config parameter {dotted}"})
+    return coords
+
+
+# ---- building ------------------------------------------------------------------------------------
+def build_dataset(configs: Iterable[RunConfig], arrays: Mapping[str, Any],
+                  attrs: Mapping[str, Any] | None = None) -> xr.Dataset:
+    """The result Dataset of `configs` from the engine's `arrays` (one row per config, in order).
+
+    Raises ValueError when arrays do not match SCHEMA (missing or unknown names, wrong shapes,
+    unsafe dtypes, non-padding values beyond a point's rank count): that is a bug, not user input.
+    """
+    configs = list(configs)
+    if not configs:
+        raise ValueError("build_dataset needs at least one config")
+    missing = [k for k in SCHEMA if k not in arrays]
+    unknown = [k for k in arrays if k not in SCHEMA]
+    if missing or unknown:
+        raise ValueError(f"arrays do not match SCHEMA: missing {missing}, unknown {unknown}")
+    n_ranks = [c.n_ranks for c in configs]
+    sizes = {"point": len(configs), "rank": max(n_ranks), "kind": len(KIND_CLASSES)}
+    data_vars = {}
+    for name, var in SCHEMA.items():
+        a = np.asarray(arrays[name])
+        shape = tuple(sizes[d] for d in var.dims)
+        if a.shape != shape:
+            raise ValueError(f"{name}: shape {a.shape}, expected {shape} for dims {var.dims}")
+        if a.dtype != var.dtype:
+            if not np.can_cast(a.dtype, var.dtype, "safe"):
+                raise ValueError(f"{name}: dtype {a.dtype} cannot be cast safely to {var.dtype}")
+            a = a.astype(var.dtype)
+        if "rank" in var.dims:
+            for i, n in enumerate(n_ranks):
+                pad = a[i, n:]
+                ok = np.isnan(pad).all() if var.dtype.kind == "f" else (pad == -1).all()
+                if not ok:
+                    raise ValueError(f"{name}: point {i} has {n} ranks but values beyond them "
+                                     f"are not padding ({var.fill})")
+        data_vars[name] = (var.dims, a, {"units": var.units, "description": var.description})
+    coords = config_coords(configs)
+    coords["kind"] = ("kind", np.array(KIND_CLASSES, dtype=STR),
+                      {"description": "packet class (data: eager data and rendezvous requests; "
+                                      "control: flow-control packets; rma: RMA get/data)"})
+    ds_attrs = {"extoll_vec_version": __version__, "schema_version": SCHEMA_VERSION,
+                "configs": json.dumps([c.to_dict() for c in configs], separators=(",", ":"))}
+    for k, v in (attrs or {}).items():
+        if k in RESERVED_ATTRS:
+            raise ValueError(f"attrs: {k!r} is reserved")
+        ds_attrs[k] = v
+    return xr.Dataset(data_vars, coords=coords, attrs=ds_attrs)
+
+
+def configs_of(ds: xr.Dataset) -> list[RunConfig]:
+    """The RunConfigs of a result Dataset, one per point (from its `configs` attribute)."""
+    return [from_dict(d) for d in json.loads(ds.attrs["configs"])]
+
+
+# ---- checking --------------------------------------------------------------------------------
+def schema_problems(ds: xr.Dataset) -> list[str]:
+    """What makes `ds` not a result Dataset of this schema version (empty list if nothing)."""
+    if "schema_version" not in ds.attrs:
+        return ["no schema_version attribute (not written by extoll-vec)"]
+    if ds.attrs["schema_version"] != SCHEMA_VERSION:
+        return [f"schema version {ds.attrs['schema_version']!r}, this extoll-vec "
+                f"({__version__}) reads {SCHEMA_VERSION}"]
+    problems = []
+    for k in RESERVED_ATTRS:
+        if k not in ds.attrs:
+            problems.append(f"no {k} attribute")
+    for name, var in SCHEMA.items():
+        if name not in ds.data_vars:
+            problems.append(f"variable {name} missing")
+            continue
+        v = ds[name]
+        if v.dims != var.dims:
+            problems.append(f"variable {name} has dims {v.dims}, expected {var.dims}")
+        if v.dtype != var.dtype:
+            problems.append(f"variable {name} has dtype {v.dtype}, expected {var.dtype}")
+    if "kind" not in ds.coords or [str(k) for k in ds["kind"].values] != list(KIND_CLASSES):
+        problems.append(f"coordinate kind is not {list(KIND_CLASSES)}")
+    for name, *_ in CONFIG_COORDS:
+        if name not in ds.coords:
+            problems.append(f"coordinate {name} missing")
+    return problems
+
+
+def _is_zarr_store(p: Path) -> bool:
+    return p.is_dir() and ((p / "zarr.json").is_file() or (p / ".zgroup").is_file())
+
+
+def check_writable(path: str | os.PathLike, overwrite: bool = False) -> Path:
+    """Raise StoreError unless write_zarr(..., path, overwrite) may write there (touches nothing).
+
+    Call it before a long simulation so a bad output path fails first."""
+    p = Path(path)
+    if p.exists() or p.is_symlink():
+        if not overwrite:
+            raise StoreError(path, "already exists; choose another path or overwrite it "
+                                   "explicitly (--overwrite)")
+        if p.is_symlink():
+            raise StoreError(path, "is a symbolic link; refusing to replace it")
+        if not _is_zarr_store(p):
+            raise StoreError(path, "exists and is not a zarr store; refusing to overwrite it")
+    elif p.parent.exists() and not p.parent.is_dir():
+        raise StoreError(path, f"parent {p.parent} is not a directory")
+    return p
+
+
+# ---- writing and reading -------------------------------------------------------------------------
+def write_zarr(ds: xr.Dataset, path: str | os.PathLike, overwrite: bool = False) -> Path:
+    """Write a result Dataset as a zarr format 3 store at local `path`.
+
+    An existing path raises StoreError unless overwrite=True, and even then only an existing zarr
+    store is replaced. The store is written beside `path` and renamed into place."""
+    problems = schema_problems(ds)
+    if problems:
+        raise ValueError("not a result Dataset: " + "; ".join(problems))
+    p = check_writable(path, overwrite)
+    token = f"{os.getpid()}-{secrets.token_hex(4)}"
+    tmp = p.parent / f".{p.name}.partial-{token}"
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        ds.to_zarr(tmp, mode="w-", zarr_format=3, consolidated=False)
+        if p.exists() or p.is_symlink():
+            check_writable(path, overwrite)  # appeared meanwhile: same rules
+            old = p.parent / f".{p.name}.old-{token}"
+            os.rename(p, old)
+            os.rename(tmp, p)
+            shutil.rmtree(old)
+        else:
+            os.rename(tmp, p)
+    except OSError as exc:
+        raise StoreError(path, f"cannot write: {exc.strerror or exc}") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return p
+
+
+def open_result(path: str | os.PathLike, chunks: Any = None) -> xr.Dataset:
+    """Open a result store written by write_zarr (or a sweep); lazily, without dask by default
+    (pass chunks={} or "auto" for dask arrays). Raises StoreError for a missing, unreadable or
+    foreign store."""
+    p = Path(path)
+    if not p.exists():
+        raise StoreError(path, "no such result store")
+    if not p.is_dir():
+        raise StoreError(path, "not a zarr store (a file, not a directory)")
+    if not (p / "zarr.json").is_file():
+        if (p / ".zgroup").is_file():
+            raise StoreError(path, "zarr format 2 store; extoll-vec results are zarr format 3")
+        raise StoreError(path, "not a zarr store (no zarr.json)")
+    try:
+        ds = xr.open_zarr(p, zarr_format=3, consolidated=False, chunks=chunks)
+    except Exception as exc:  # zarr/xarray raise many types for a damaged store
+        msg = " ".join(str(exc).split())
+        if len(msg) > 200:
+            msg = msg[:200] + "..."
+        raise StoreError(path, f"unreadable zarr store ({type(exc).__name__}: {msg})") from None
+    problems = schema_problems(ds)
+    if problems:
+        ds.close()
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise StoreError(path, "not an extoll-vec result: " + "; ".join(problems[:3]) + more)
+    return ds

@@ -1,0 +1,123 @@
+"""One source for integer widths, op codes, packet kinds, wait reasons and error flags.
+
+Kernels import these module-level constants; Numba freezes them at compile time, so they are
+compile-time constants, not globals read at run time.
+"""
+import numpy as np
+
+# ---- integer widths -------------------------------------------------------------------------
+TIME = np.int64      # simulated time in network cycles
+IDX = np.int32       # indices: ranks, nodes, routers, ports, packet ids
+CNT = np.int64       # counters that may exceed 2**31 (packets, flits, busy cycles)
+WORD = np.int64      # packed mailbox entries and event payloads
+
+# ---- rank program op codes (program rows are int32 [opcode, a, b, c]) -------------------------
+OP_END = 0        # program finished
+OP_SEND = 1       # blocking send:      a = destination rank, b = bytes
+OP_ISEND = 2      # non-blocking send:  a = destination rank, b = bytes
+OP_RECV = 3       # blocking receive:   a = source rank or ANY_SOURCE, b = bytes
+OP_IRECV = 4      # non-blocking recv:  a = source rank or ANY_SOURCE, b = bytes
+OP_WAITALL = 5    # wait for every outstanding non-blocking send and receive
+OP_COMPUTE = 6    # CPU busy for a = nanoseconds
+OP_LOOP = 7       # begin loop: a = iteration count (>= 1); body runs until the matching OP_ENDLOOP
+OP_ENDLOOP = 8
+OP_MARK = 9       # record the current time in marks[rank, a] (phase boundaries for analysis)
+N_OPS = 10
+OP_NAMES = ("END", "SEND", "ISEND", "RECV", "IRECV", "WAITALL", "COMPUTE", "LOOP", "ENDLOOP",
+            "MARK")
+ANY_SOURCE = -1
+MAX_LOOP_DEPTH = 4
+MAX_MARKS = 8
+
+# ---- packet kinds ------------------------------------------------------------------------------
+PK_DATA = 0       # eager MPI data, VELO packet into the receiver's mailbox
+PK_RNDV = 1       # rendezvous request (VELO packet into the mailbox, counts as data)
+PK_CTRL = 2       # flow-control packet (credits, requests), VELO packet into the mailbox
+PK_RMA_GET = 3    # RMA get request, handled by the sender's NIC, no mailbox
+PK_RMA_DATA = 4   # RMA payload, written to user memory by the receiver's NIC, no mailbox
+PK_SYNTH = 5      # synthetic network-only traffic, consumed by the destination NIC
+N_PK = 6
+# Output statistics fold packet kinds into these classes (dim "kind" of packets_sent).
+KIND_CLASSES = ("data", "control", "rma")
+PK_CLASS = (0, 0, 1, 2, 2, 0)
+
+# ---- event kinds (timing-wheel entries) ------------------------------------------------------
+EV_ARRIVE = 0     # a packet head has crossed a link and the router pipeline: a = router, b = packet
+EV_ARB = 1        # arbitrate an output port: a = router, b = port
+EV_CREDIT = 2     # link-level credits come back to an output: a = router, b = port*VCS + vc, c = flits
+EV_INFREE = 3     # a crossbar input finished reading a packet: a = router, b = port
+EV_NIC_TX = 4     # try to inject from the NIC: a = node
+EV_NIC_RX = 5     # a packet tail reached the destination NIC: a = node, b = packet
+EV_NIC_CREDIT = 6 # injection-link credits back at the NIC: a = node, c = flits
+EV_RANK = 7       # the rank's CPU is free: a = rank
+EV_GEN = 8        # synthetic source generates a packet: a = node
+EV_EJ_CREDIT = 9  # ejection-buffer credits back at the router output: a = node, c = flits
+EV_NIC_DRAIN = 10 # a mailbox slot was freed: the NIC retries its ejection queue: a = node
+
+# ---- why a rank is not running -----------------------------------------------------------------
+W_NONE = 0        # running (an EV_RANK is scheduled)
+W_RECV = 1        # waiting for a message
+W_WAITALL = 2     # waiting for outstanding requests
+W_CREDIT = 3      # flow control withholds a send (polls the mailbox meanwhile)
+W_NIC = 4         # the NIC injection FIFO is full: hardware back-pressure stalls the CPU
+W_SEND = 5        # a blocking send waits for its rendezvous completion
+W_DONE = 6        # program finished (still drains its mailbox, as MPI_Finalize does)
+WAIT_NAMES = ("running", "recv", "waitall", "credit", "nic-backpressure", "send-completion", "done")
+
+# ---- error flags returned by kernels (bit set) --------------------------------------------------
+ERR_DEADLOCK = 1          # no event left while ranks are unfinished
+ERR_NO_PROGRESS = 2       # events still flow but nothing completed for too long
+ERR_MAILBOX_OVERFLOW = 4  # a mailbox was written beyond its slots (must never happen)
+ERR_BUFFER_OVERFLOW = 8   # a router/NIC buffer above its capacity (must never happen)
+ERR_POOL = 16             # packet or event pool exhausted (static size too small)
+ERR_QUEUE = 32            # a per-rank queue (sends, receives, control) overflowed
+ERR_INVARIANT = 64        # conservation check failed
+ERR_MAX_CYCLES = 128      # simulation reached limits.max_cycles
+ERR_PROGRAM = 256         # malformed program (bad op, loop stack overflow)
+ERR_NAMES = {ERR_DEADLOCK: "deadlock", ERR_NO_PROGRESS: "no progress",
+             ERR_MAILBOX_OVERFLOW: "mailbox overflow", ERR_BUFFER_OVERFLOW: "buffer overflow",
+             ERR_POOL: "pool exhausted", ERR_QUEUE: "queue overflow",
+             ERR_INVARIANT: "invariant broken", ERR_MAX_CYCLES: "max cycles reached",
+             ERR_PROGRAM: "malformed program"}
+
+# ---- protocol ids (kernels dispatch on these; see extoll_vec/protocols) -------------------------
+PROTO_NONE = 0          # unlimited mailbox, no software flow control (the papers' reference)
+PROTO_BACKPRESSURE = 1  # finite mailbox, EXTOLL hardware back-pressure only
+PROTO_WINDOW = 2        # fixed credit window per peer (a trivial plug-in used by the tests)
+PROTOCOL_IDS = {"none": PROTO_NONE, "backpressure": PROTO_BACKPRESSURE, "window": PROTO_WINDOW}
+
+# ---- per-member parameter vector (int64 [batch, N_PAR], times in cycles) ------------------------
+P_LINK_LAT = 0        # link latency
+P_ROUTER_DELAY = 1    # router pipeline delay
+P_PIO = 2             # CPU cycles to write one VELO packet
+P_RETRIEVE = 3        # CPU cycles to retrieve one mailbox packet
+P_MATCH = 4           # CPU cycles of MPI bookkeeping per message
+P_CREDIT = 5          # CPU cycles per flow-control credit operation
+P_LIMIC = 6           # LiMIC fixed cycles per message (0 if LiMIC is off: see P_LIMIC_ON)
+P_LIMIC_PER_KB = 7    # LiMIC copy cycles per KiB
+P_LIMIC_ON = 8        # 1: same-node messages use LiMIC
+P_EAGER = 9           # eager threshold, bytes
+P_MPI_HDR = 10        # MPI header bytes in the first VELO packet
+P_VELO_PAYLOAD = 11   # payload bytes per VELO packet
+P_FLIT_BYTES = 12
+P_PKT_OVERHEAD = 13   # bytes added to a VELO packet's payload on the wire (VELO + network header)
+P_RMA_BYTES = 14      # payload bytes per RMA data packet
+P_MAILBOX = 15        # mailbox slots per rank (logical capacity)
+P_MAILBOX_HARD = 16   # 1: a full mailbox is an error (protocol none), 0: hardware back-pressure
+P_PROTO = 17          # protocol id
+P_WINDOW = 18         # window protocol: credits per pair
+P_THRESHOLD = 19      # window protocol: retrieved packets per credit packet
+P_NIC_FIFO = 20       # NIC injection FIFO capacity, packets
+P_BUF_FLITS = 21      # router input buffer per port and VC, flits
+P_EJ_FLITS = 22       # NIC ejection buffer, flits
+P_SYNTH = 23          # 0: MPI program, 1: uniform random, 2: permutation
+P_GEN_P32 = 24        # synthetic: packet generation probability per cycle, scaled by 2**32
+P_SYN_FLITS = 25      # synthetic packet length, flits
+P_WARMUP = 26
+P_MEASURE = 27
+P_DRAIN = 28
+P_SEED = 29
+P_NO_PROGRESS = 30    # cycles without progress before ERR_NO_PROGRESS
+P_MAX_CYCLES = 31
+P_RPN = 32            # ranks per node
+N_PAR = 33

@@ -1,0 +1,88 @@
+"""Named example configurations (`extoll-vec run --example NAME`, `extoll-vec examples`).
+
+EXAMPLES maps a name to a builder returning a fresh RunConfig; the first docstring line of each
+builder is its one-line description. Everything not set here keeps its config.py default
+(protocol none, seed 0, ...); derive variants with RunConfig.replace().
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .config import RunConfig, from_dict
+from .errors import ConfigError
+
+EXAMPLES: dict[str, Callable[[], RunConfig]] = {}
+
+
+def _example(name: str):
+    def deco(fn: Callable[[], RunConfig]) -> Callable[[], RunConfig]:
+        EXAMPLES[name] = fn
+        return fn
+    return deco
+
+
+def _pingpong(hops: int) -> RunConfig:
+    return from_dict({
+        "topology": {"kind": "mesh", "dims": [8, 8]},
+        "mpi": {"ranks_per_node": 16},
+        "workload": {"kind": "multi_pingpong", "ranks": 1024, "pairs": 16, "hops": hops,
+                     "message_bytes": 2048, "iterations": 10},
+    })
+
+
+def _alltoall(dims: list[int], ranks: int, ranks_per_node: int) -> RunConfig:
+    return from_dict({
+        "topology": {"kind": "mesh", "dims": dims},
+        "mpi": {"ranks_per_node": ranks_per_node},
+        "workload": {"kind": "alltoall", "ranks": ranks, "message_bytes": 2048},
+    })
+
+
+@_example("pingpong")
+def pingpong() -> RunConfig:
+    """16 pairs ping-pong 2048 B x10 between neighbour nodes (1 hop), 8x8 mesh, 1024 ranks."""
+    return _pingpong(1)
+
+
+@_example("pingpong-14")
+def pingpong_14() -> RunConfig:
+    """As pingpong, between two nodes 14 hops apart (opposite corners of the 8x8 mesh)."""
+    return _pingpong(14)
+
+
+@_example("alltoall-256")
+def alltoall_256() -> RunConfig:
+    """Alltoall of 2048 B among 256 ranks, 4x4 mesh, 16 ranks per node."""
+    return _alltoall([4, 4], 256, 16)
+
+
+@_example("alltoall-1024")
+def alltoall_1024() -> RunConfig:
+    """Alltoall of 2048 B among 1024 ranks, 4x4x4 mesh, 16 ranks per node (the papers' system)."""
+    return _alltoall([4, 4, 4], 1024, 16)
+
+
+@_example("uniform")
+def uniform() -> RunConfig:
+    """Network-only uniform random traffic at 0.2 flits/node/cycle, 4x4x4 mesh."""
+    return from_dict({
+        "topology": {"kind": "mesh", "dims": [4, 4, 4]},
+        "workload": {"kind": "uniform", "injection_rate": 0.2},
+    })
+
+
+@_example("tiny")
+def tiny() -> RunConfig:
+    """Alltoall of 2048 B among 16 ranks, 2x2 mesh, 4 ranks per node (fast; used by tests)."""
+    return _alltoall([2, 2], 16, 4)
+
+
+def describe(name: str) -> str:
+    return (EXAMPLES[name].__doc__ or "").strip().splitlines()[0]
+
+
+def get_example(name: str) -> RunConfig:
+    """The example's RunConfig; ConfigError naming the known examples for an unknown name."""
+    if name not in EXAMPLES:
+        raise ConfigError("example", f"unknown example {name!r}; allowed: {', '.join(EXAMPLES)}")
+    return EXAMPLES[name]()

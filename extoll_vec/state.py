@@ -1,0 +1,110 @@
+"""Structure-of-arrays state of a batch, with documented shapes.
+
+Every array has the batch axis first. Sizes (static for a batch; dynamic contents only):
+B batch, E event pool, W wheel buckets, NPK packet pool, R routers, P ports, V VCs, Q input
+buffer slots, N nodes, FQ NIC FIFO slots, NW ranks per node, EQ ejection slots, RQ RMA queue,
+NR ranks, MC mailbox ring, SQ send slots, RD receive slots, UQ unexpected-message pool, GQ GET
+queue, CQ control queue, K flow-control fields per peer.
+The table FIELDS is the single declaration: name -> (dtype, dims, initial value).
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from .dtypes import CNT, IDX, MAX_LOOP_DEPTH, MAX_MARKS, TIME
+
+I64 = np.int64
+I32 = np.int32
+I8 = np.int8
+
+FIELDS = {
+    # per member
+    "now": (TIME, ("B",), 0),
+    "status": (I64, ("B",), 0),            # error flags (dtypes.ERR_*)
+    "err_info": (I64, ("B", 4), -1),       # where an error happened (rank, router, ...)
+    "finished": (I8, ("B",), 0),
+    "last_progress": (TIME, ("B",), 0),
+    "events": (CNT, ("B",), 0),
+    "delivered": (CNT, ("B",), 0),         # packets taken out of the network by a NIC
+    "ranks_done": (I64, ("B",), 0),
+    # event calendar (kernels/wheel.py)
+    "ev_t": (TIME, ("B", "E"), 0), "ev_k": (I32, ("B", "E"), 0), "ev_a": (I32, ("B", "E"), 0),
+    "ev_b": (I32, ("B", "E"), 0), "ev_c": (I32, ("B", "E"), 0), "ev_next": (I32, ("B", "E"), -1),
+    "wh_head": (I32, ("B", "W"), -1), "wh_tail": (I32, ("B", "W"), -1),
+    "heap": (I32, ("B", "E"), 0), "ev_meta": (I64, ("B", 4), 0),
+    # packet pool: one record per packet in a buffer, on a link or in a NIC
+    "pk_kind": (I32, ("B", "NPK"), 0), "pk_src": (IDX, ("B", "NPK"), 0),
+    "pk_dst": (IDX, ("B", "NPK"), 0), "pk_dnode": (IDX, ("B", "NPK"), 0),
+    "pk_flits": (I32, ("B", "NPK"), 0), "pk_last": (I32, ("B", "NPK"), 0),
+    "pk_pay": (I64, ("B", "NPK"), 0), "pk_aux": (I32, ("B", "NPK"), 0),
+    "pk_aux2": (I32, ("B", "NPK"), 0), "pk_vc": (I32, ("B", "NPK"), 0),
+    "pk_inp": (I32, ("B", "NPK"), 0), "pk_out": (I32, ("B", "NPK"), 0),
+    "pk_ovc": (I32, ("B", "NPK"), 0), "pk_t0": (TIME, ("B", "NPK"), 0),
+    "pk_ready": (TIME, ("B", "NPK"), 0), "pk_next": (I32, ("B", "NPK"), -1),
+    "pk_meta": (I64, ("B", 2), 0),         # (free-list head, packets alive)
+    # routers (kernels/network.py)
+    "ib_q": (IDX, ("B", "R", "P", "V", "Q"), -1), "ib_head": (I32, ("B", "R", "P", "V"), 0),
+    "ib_cnt": (I32, ("B", "R", "P", "V"), 0), "ib_flits": (I32, ("B", "R", "P", "V"), 0),
+    "cr": (I32, ("B", "R", "P", "V"), 0),
+    "op_busy": (TIME, ("B", "R", "P"), 0), "op_rr": (I32, ("B", "R", "P"), 0),
+    "op_arbt": (TIME, ("B", "R", "P"), -1), "op_util": (CNT, ("B", "R", "P"), 0),
+    "ip_busy": (TIME, ("B", "R", "P"), 0),
+    # NICs (kernels/nic.py)
+    "nq": (IDX, ("B", "N", "FQ"), -1), "nq_head": (I32, ("B", "N"), 0), "nq_cnt": (I32, ("B", "N"), 0),
+    "nic_busy": (TIME, ("B", "N"), 0), "nic_cr": (I32, ("B", "N"), 0), "nic_rr": (I32, ("B", "N"), 0),
+    "nw": (IDX, ("B", "N", "NW"), -1), "nw_head": (I32, ("B", "N"), 0), "nw_cnt": (I32, ("B", "N"), 0),
+    "ej_q": (IDX, ("B", "N", "EQ"), -1), "ej_head": (I32, ("B", "N"), 0), "ej_cnt": (I32, ("B", "N"), 0),
+    "ej_flits": (I32, ("B", "N"), 0), "ej_blk": (I32, ("B", "N"), 0),
+    "rq": (I32, ("B", "N", "RQ", 6), 0), "rq_head": (I32, ("B", "N"), 0), "rq_cnt": (I32, ("B", "N"), 0),
+    "syn": (CNT, ("B", 8), 0), "syn_ctr": (I64, ("B", "N"), 0), "syn_dest": (IDX, ("B", "N"), -1),
+    # ranks (kernels/host.py)
+    "rk_pc": (I32, ("B", "NR"), 0), "rk_wait": (I32, ("B", "NR"), 0), "rk_run": (I32, ("B", "NR"), 0),
+    "rk_blk_s": (I32, ("B", "NR"), -1), "rk_blk_r": (I32, ("B", "NR"), -1),
+    "rk_sp": (I32, ("B", "NR"), 0), "rk_lpc": (I32, ("B", "NR", MAX_LOOP_DEPTH), 0),
+    "rk_lcnt": (I64, ("B", "NR", MAX_LOOP_DEPTH), 0), "rk_cost": (TIME, ("B", "NR"), 0),
+    "rk_tfin": (TIME, ("B", "NR"), -1), "rk_stall0": (TIME, ("B", "NR"), 0),
+    "rk_osend": (I32, ("B", "NR"), 0), "rk_orecv": (I32, ("B", "NR"), 0),
+    "marks": (TIME, ("B", "NR", MAX_MARKS), -1),
+    "st_sent": (CNT, ("B", "NR", 3), 0), "st_delayed": (CNT, ("B", "NR"), 0),
+    "st_mbmax": (CNT, ("B", "NR"), 0), "st_stall": (TIME, ("B", "NR"), 0),
+    "st_msgs": (CNT, ("B", "NR"), 0),
+    "mb_q": (I64, ("B", "NR", "MC"), 0), "mb_head": (I32, ("B", "NR"), 0), "mb_cnt": (I32, ("B", "NR"), 0),
+    "sd_state": (I32, ("B", "NR", "SQ"), 0), "sd_dst": (I32, ("B", "NR", "SQ"), 0),
+    "sd_bytes": (I64, ("B", "NR", "SQ"), 0), "sd_left": (I32, ("B", "NR", "SQ"), 0),
+    "sd_tot": (I32, ("B", "NR", "SQ"), 0), "sd_dly": (I32, ("B", "NR", "SQ"), 0),
+    "sq": (I32, ("B", "NR", "SQ"), 0), "sq_cnt": (I32, ("B", "NR"), 0),
+    "rd_state": (I32, ("B", "NR", "RD"), 0), "rd_src": (I32, ("B", "NR", "RD"), 0),
+    "pr_ring": (I32, ("B", "NR", "RD"), 0), "pr_cnt": (I32, ("B", "NR"), 0),
+    "ux_src": (I32, ("B", "NR", "UQ"), 0), "ux_bytes": (I64, ("B", "NR", "UQ"), 0),
+    "ux_slot": (I32, ("B", "NR", "UQ"), 0), "ux_seq": (I64, ("B", "NR", "UQ"), 0),
+    "ux_next": (I32, ("B", "NR", "UQ"), -1), "ux_meta": (I64, ("B", "NR", 3), 0),  # free head, seq, count
+    "ux_head": (I32, ("B", "NR", "NR"), -1), "ux_tail": (I32, ("B", "NR", "NR"), -1),
+    "gq": (I32, ("B", "NR", "GQ", 4), 0), "gq_head": (I32, ("B", "NR"), 0), "gq_cnt": (I32, ("B", "NR"), 0),
+    "cq": (I32, ("B", "NR", "CQ"), 0), "cq_head": (I32, ("B", "NR"), 0), "cq_cnt": (I32, ("B", "NR"), 0),
+    "fc": (I32, ("B", "NR", "NR", "K"), 0),
+}
+
+State = namedtuple("State", list(FIELDS))
+Topo = namedtuple("Topo", ["neighbor", "neighbor_port", "terminal_node", "node_router", "node_port",
+                           "route_port", "vc_next", "rank_node"])
+
+
+def allocate(sizes: dict) -> State:
+    arrays = {}
+    for name, (dtype, dims, fill) in FIELDS.items():
+        shape = tuple(sizes[d] if isinstance(d, str) else d for d in dims)
+        arrays[name] = np.full(shape, fill, dtype=dtype)
+    S = State(**arrays)
+    # free lists: next pointers chain every slot
+    E, NPK, UQ = sizes["E"], sizes["NPK"], sizes["UQ"]
+    S.ev_next[:] = np.arange(1, E + 1, dtype=I32)
+    S.ev_next[:, -1] = -1
+    S.pk_next[:] = np.arange(1, NPK + 1, dtype=I32)
+    S.pk_next[:, -1] = -1
+    S.ux_next[:] = np.arange(1, UQ + 1, dtype=I32)
+    S.ux_next[..., -1] = -1
+    return S
+
+
+def nbytes(S: State) -> int:
+    return sum(a.nbytes for a in S)

@@ -1,0 +1,22 @@
+"""Rank programs: what every MPI rank does, as an op table the host kernel interprets.
+
+    build_program(cfg)                     Program for a RunConfig (dispatch on workload.kind)
+    multi_pingpong(...), alltoall_groups(...)   the paper's generators
+    barrier_rows(ranks)                    dissemination barrier rows to splice into programs
+    synthetic_destinations(kind, n, seed)  per-node destinations for network-only traffic
+    ProgramBuilder                         write programs by hand (send/recv/loop/...)
+    check_balanced(prog), max_outstanding(prog), validate_program(prog)   static analysis
+"""
+from .collectives import barrier_rounds, barrier_rows
+from .patterns import (MARK_DONE, MARK_START, alltoall_groups, build_program, multi_pingpong,
+                       synthetic_destinations)
+from .program import (Program, ProgramBuilder, assemble, assemble_blocks, check_balanced, empty_program,
+                      make_program, max_outstanding, message_counts, validate_program)
+
+__all__ = [
+    "MARK_DONE", "MARK_START", "Program", "ProgramBuilder", "alltoall_groups", "assemble",
+    "assemble_blocks",
+    "barrier_rounds", "barrier_rows", "build_program", "check_balanced", "empty_program",
+    "make_program", "max_outstanding", "message_counts", "multi_pingpong",
+    "synthetic_destinations", "validate_program",
+]

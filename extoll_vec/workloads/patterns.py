@@ -1,0 +1,149 @@
+"""Workload generators (EXTOLL paper, sections 5.3 and 7) and synthetic traffic destinations."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..config import RunConfig
+from ..dtypes import OP_ENDLOOP, OP_LOOP, OP_MARK, OP_RECV, OP_SEND
+from ..errors import ConfigError
+from .collectives import barrier_rows
+from .program import I32_MAX, Program, ProgramBuilder, assemble_blocks, empty_program
+
+# Phase marks written by the generators (marks[rank, index]).
+MARK_START = 0   # the rank starts its workload
+MARK_DONE = 1    # the rank finished its communication phase (before any final barrier)
+
+
+def _int_arg(name: str, value, lo: int, hi: int = I32_MAX) -> int:
+    v = int(value)
+    if v != value or not lo <= v <= hi:
+        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+    return v
+
+
+def multi_pingpong(n_ranks: int, ranks_per_node: int, src_node: int, dst_node: int, pairs: int,
+                   message_bytes: int, iterations: int) -> Program:
+    """IMB Multi-PingPong between two nodes (paper section 5.3, Figures 4-5).
+
+    For i < pairs, rank src_node*rpn + i runs `iterations` times: blocking send of message_bytes
+    to rank dst_node*rpn + i, then blocking receive of its reply; its partner receives, then
+    sends. Active ranks write MARK_START before and MARK_DONE after their loop; every other
+    rank's program is just OP_END.
+    """
+    rpn = _int_arg("ranks_per_node", ranks_per_node, 1)
+    n_ranks = _int_arg("n_ranks", n_ranks, 1)
+    n_nodes = n_ranks // rpn
+    if n_nodes * rpn != n_ranks:
+        raise ValueError(f"n_ranks ({n_ranks}) must be a multiple of ranks_per_node ({rpn})")
+    src_node = _int_arg("src_node", src_node, 0, n_nodes - 1)
+    dst_node = _int_arg("dst_node", dst_node, 0, n_nodes - 1)
+    if src_node == dst_node:
+        raise ValueError(f"src_node and dst_node must differ, both are {src_node}")
+    pairs = _int_arg("pairs", pairs, 1, rpn)
+    message_bytes = _int_arg("message_bytes", message_bytes, 0)
+    iterations = _int_arg("iterations", iterations, 1)
+
+    b = ProgramBuilder(n_ranks)
+    for i in range(pairs):
+        s, d = src_node * rpn + i, dst_node * rpn + i
+        for me, peer, first_send in ((s, d, True), (d, s, False)):
+            b.mark(me, MARK_START)
+            with b.loop(me, iterations):
+                if first_send:
+                    b.send(me, peer, message_bytes).recv(me, peer, message_bytes)
+                else:
+                    b.recv(me, peer, message_bytes).send(me, peer, message_bytes)
+            b.mark(me, MARK_DONE)
+    return b.build(f"multi_pingpong: {pairs} pair(s) node {src_node} <-> node {dst_node}, "
+                   f"{message_bytes} B x {iterations}")
+
+
+def alltoall_groups(n_ranks: int, groups: int, group_size: int, message_bytes: int,
+                    iterations: int) -> Program:
+    """Concurrent non-optimized alltoalls (paper 5.3, Figure 10; 1x1024, 2x512, 4x256, 8x128).
+
+    group_size 0 means n_ranks // groups; group g holds ranks [g*group_size, (g+1)*group_size).
+    A member with index i in its group runs
+
+        MARK_START; LOOP iterations { SEND to i+1, ..., i-1; RECV from i+1, ..., i-1 } (mod size);
+        MARK_DONE; barrier
+
+    and a rank outside every group runs MARK_START; MARK_DONE; barrier. The barrier is one
+    dissemination barrier among all n_ranks ranks, so everybody leaves together.
+    """
+    n_ranks = _int_arg("n_ranks", n_ranks, 1)
+    groups = _int_arg("groups", groups, 1)
+    gs = _int_arg("group_size", group_size, 0) or n_ranks // groups
+    if gs < 2 or gs * groups > n_ranks:
+        raise ValueError(f"need group_size >= 2 and groups x group_size <= n_ranks ({n_ranks}); "
+                         f"got {groups} x {gs}")
+    message_bytes = _int_arg("message_bytes", message_bytes, 0)
+    iterations = _int_arg("iterations", iterations, 1)
+    members = groups * gs
+
+    bar = barrier_rows(np.arange(n_ranks))                       # [n_ranks, 3*rounds, 4]
+    i = np.arange(gs)
+    rel = (i[:, None] + np.arange(1, gs)[None, :]) % gs            # [gs, gs-1] rotating order
+    peers = (np.arange(groups)[:, None, None] * gs + rel[None]).reshape(members, gs - 1)
+    m = gs - 1
+    prog = np.zeros((members, 2 + 2 * m + 2, 4), np.int32)
+    prog[:, 0, 0] = OP_MARK                                       # MARK_START (a = 0)
+    prog[:, 1, 0:2] = (OP_LOOP, iterations)
+    prog[:, 2:2 + m, 0] = OP_SEND
+    prog[:, 2:2 + m, 1] = peers
+    prog[:, 2:2 + m, 2] = message_bytes
+    prog[:, 2 + m:2 + 2 * m, 0] = OP_RECV
+    prog[:, 2 + m:2 + 2 * m, 1] = peers
+    prog[:, 2 + m:2 + 2 * m, 2] = message_bytes
+    prog[:, -2, 0] = OP_ENDLOOP
+    prog[:, -1, 0:2] = (OP_MARK, MARK_DONE)
+    member_rows = np.concatenate([prog, bar[:members]], axis=1)
+    idle = np.zeros((n_ranks - members, 2, 4), np.int32)
+    idle[:, :, 0] = OP_MARK
+    idle[:, :, 1] = (MARK_START, MARK_DONE)
+    idle_rows = np.concatenate([idle, bar[members:]], axis=1)
+    return assemble_blocks([member_rows, idle_rows],
+                    f"alltoall: {groups} group(s) x {gs} of {n_ranks} ranks, "
+                    f"{message_bytes} B x {iterations}, others in a barrier")
+
+
+def synthetic_destinations(kind: str, n_nodes: int, seed: int) -> np.ndarray:
+    """Destination node of each source node for network-only traffic, int32 [n_nodes].
+
+    permutation: a uniformly random derangement (no node sends to itself), drawn by rejection
+    from numpy.random.Generator(PCG64(seed)), so the same seed gives the same permutation.
+    uniform: -1 everywhere (the kernel draws a destination per packet).
+    """
+    n = int(n_nodes)
+    if kind == "uniform":
+        return np.full(n, -1, np.int32)
+    if kind != "permutation":
+        raise ValueError(f"synthetic traffic kind must be 'permutation' or 'uniform', got {kind!r}")
+    if n < 2:
+        raise ValueError(f"a permutation without fixed points needs >= 2 nodes, got {n}")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    idx = np.arange(n)
+    while True:  # P(derangement) -> 1/e: about 2.7 draws on average
+        p = rng.permutation(n)
+        if not np.any(p == idx):
+            return p.astype(np.int32)
+
+
+def build_program(cfg: RunConfig) -> Program:
+    """The rank programs of a validated run configuration (dispatch on workload.kind)."""
+    w = cfg.workload
+    if w.synthetic:
+        return empty_program(f"{w.kind}: network-only traffic, no rank programs")
+    if w.kind == "multi_pingpong":
+        from ..topology import build, node_pair_at_hops
+        src, dst = node_pair_at_hops(build(cfg.topology), w.hops)
+        prog = multi_pingpong(w.ranks, cfg.mpi.ranks_per_node, int(src), int(dst), w.pairs,
+                              w.message_bytes, w.iterations)
+        return dataclasses.replace(prog, description=f"{prog.description} ({w.hops} hop(s))")
+    if w.kind == "alltoall":
+        return alltoall_groups(w.ranks, w.groups, w.group_size, w.message_bytes, w.iterations)
+    raise ConfigError("workload.kind", f"{w.kind!r} programs are written in Python "
+                      "(ProgramBuilder) and passed to the engine; build_program cannot make one "
+                      "from the configuration")

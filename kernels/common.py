@@ -1,0 +1,109 @@
+"""Small pieces shared by the network, NIC and host kernels: the packet pool, the NIC
+injection FIFO and waking a rank. All functions take (S, b) = state and batch member."""
+from numba import njit
+
+from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, EV_NIC_TX, EV_RANK, P_FLIT_BYTES,
+                               P_NIC_FIFO, P_PKT_OVERHEAD, P_SYNTH, W_NIC)
+from extoll_vec.kernels.wheel import schedule
+
+
+@njit(cache=True)
+def flits_of(par, b, payload_bytes):
+    """Flits of a packet on the wire: payload plus VELO and network headers (one cycle each)."""
+    fb = par[b, P_FLIT_BYTES]
+    return max(1, (payload_bytes + par[b, P_PKT_OVERHEAD] + fb - 1) // fb)
+
+
+@njit(cache=True)
+def pk_alloc(S, b):
+    h = S.pk_meta[b, 0]
+    if h < 0:
+        S.status[b] |= ERR_POOL
+        return -1
+    S.pk_meta[b, 0] = S.pk_next[b, h]
+    S.pk_meta[b, 1] += 1
+    return h
+
+
+@njit(cache=True)
+def pk_free(S, b, h):
+    S.pk_next[b, h] = S.pk_meta[b, 0]
+    S.pk_meta[b, 0] = h
+    S.pk_meta[b, 1] -= 1
+
+
+@njit(cache=True)
+def pk_new(S, b, kind, src, dst, dnode, flits, last, pay, aux, aux2, t):
+    h = pk_alloc(S, b)
+    if h < 0:
+        return -1
+    S.pk_kind[b, h] = kind
+    S.pk_src[b, h] = src
+    S.pk_dst[b, h] = dst
+    S.pk_dnode[b, h] = dnode
+    S.pk_flits[b, h] = flits
+    S.pk_last[b, h] = last
+    S.pk_pay[b, h] = pay
+    S.pk_aux[b, h] = aux
+    S.pk_aux2[b, h] = aux2
+    S.pk_t0[b, h] = t
+    S.pk_vc[b, h] = 0
+    return h
+
+
+@njit(cache=True)
+def nic_capacity(S, par, b):
+    if par[b, P_SYNTH] != 0:
+        return S.nq.shape[2]  # synthetic traffic: the source queue
+    return par[b, P_NIC_FIFO]
+
+
+@njit(cache=True)
+def nic_full(S, par, b, node):
+    return S.nq_cnt[b, node] >= nic_capacity(S, par, b)
+
+
+@njit(cache=True)
+def nic_push(S, par, b, node, h, now):
+    """A PIO write (or a generated packet) lands in the node's injection FIFO."""
+    cap = nic_capacity(S, par, b)
+    if S.nq_cnt[b, node] >= cap:
+        S.status[b] |= ERR_BUFFER_OVERFLOW
+        return
+    Q = S.nq.shape[2]
+    S.nq[b, node, (S.nq_head[b, node] + S.nq_cnt[b, node]) % Q] = h
+    S.nq_cnt[b, node] += 1
+    schedule(S, b, now, EV_NIC_TX, node, 0, 0)
+
+
+@njit(cache=True)
+def wake_rank(S, b, r, now):
+    """Give the rank's CPU a turn now unless it already has one. Finished ranks are woken
+    too: they keep draining their mailbox (credits still arrive after MPI_Finalize starts)."""
+    if S.rk_run[b, r] == 0 and S.rk_wait[b, r] != W_NIC:
+        S.rk_run[b, r] = 1
+        schedule(S, b, now, EV_RANK, r, 0, 0)
+
+
+@njit(cache=True)
+def nic_block_rank(S, b, node, r, now):
+    """Hardware back-pressure reached the CPU: the PIO write of rank r cannot complete."""
+    Q = S.nw.shape[2]
+    S.nw[b, node, (S.nw_head[b, node] + S.nw_cnt[b, node]) % Q] = r
+    S.nw_cnt[b, node] += 1
+    S.rk_wait[b, r] = W_NIC
+    S.rk_run[b, r] = 0
+    S.rk_stall0[b, r] = now
+
+
+@njit(cache=True)
+def nic_release_one(S, b, node, now):
+    """A FIFO slot was freed: the longest-waiting blocked rank of the node retries."""
+    if S.nw_cnt[b, node] > 0:
+        Q = S.nw.shape[2]
+        r = S.nw[b, node, S.nw_head[b, node]]
+        S.nw_head[b, node] = (S.nw_head[b, node] + 1) % Q
+        S.nw_cnt[b, node] -= 1
+        S.st_stall[b, r] += now - S.rk_stall0[b, r]
+        S.rk_wait[b, r] = 0
+        wake_rank(S, b, r, now)

@@ -1,0 +1,470 @@
+"""Ranks: a CPU per rank interpreting its program, MPI matching, and the VELO mailbox.
+
+The CPU is either busy until a scheduled EV_RANK, or idle in a wait state (dtypes.W_*). At each
+turn it does the first of these that applies (EXTOLL MPI over VELO, paper section 3):
+1. write a queued flow-control packet (credits owed; priority over data),
+2. write a queued RMA GET descriptor (rendezvous receives that matched),
+3. write the next VELO packet of the oldest pending send whose destination flow control allows,
+4. advance its program (post sends/receives, compute, loops, wait for completions),
+5. poll: retrieve one packet from its mailbox (the MPI progress engine runs only while waiting),
+6. otherwise go idle; a mailbox arrival, a completion or NIC space wakes it.
+A PIO write into a full NIC FIFO blocks the CPU (hardware back-pressure): it cannot poll.
+
+Messages: eager (<= threshold) = ceil((16 + bytes) / 56) VELO packets into the receiver's mailbox;
+rendezvous = one VELO request, then the receiver's NIC pulls RMA data that bypasses the mailbox;
+LiMIC (same node) = no packet, the receiver pays a copy cost when it matches.
+Matching is MPI's: a receive takes the oldest unmatched message of its source (one FIFO per
+source); ANY_SOURCE takes the oldest over all sources (by arrival sequence number).
+"""
+from numba import njit
+
+from extoll_vec.dtypes import (ANY_SOURCE, ERR_DEADLOCK, ERR_MAILBOX_OVERFLOW, ERR_PROGRAM, ERR_QUEUE,
+                               EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, OP_COMPUTE,
+                               OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV,
+                               OP_SEND, OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON, P_LIMIC_PER_KB,
+                               P_MATCH, P_MPI_HDR, P_PIO, P_RETRIEVE, P_VELO_PAYLOAD, PK_CTRL,
+                               PK_DATA, PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE,
+                               W_RECV, W_SEND, W_WAITALL)
+from extoll_vec.kernels import flowctl
+from extoll_vec.kernels.common import flits_of, nic_block_rank, nic_full, nic_push, pk_new, wake_rank
+from extoll_vec.kernels.wheel import schedule
+
+# message kinds in the unexpected queue (ux_slot >= 0 means rendezvous: the sender's send slot)
+UX_EAGER = -1
+UX_LIMIC = -2
+
+# send-descriptor states
+SD_FREE = 0
+SD_WRITING = 1
+SD_RMA = 2
+
+# mailbox entry packing (int64): payload 32 bits | aux 8 bits | last 1 bit | kind 3 bits | src 20 bits
+MB_SRC_SHIFT = 44
+
+
+@njit(cache=True)
+def mb_pack(src, kind, last, aux, pay):
+    return (src << MB_SRC_SHIFT) | (kind << 41) | (last << 40) | ((aux & 0xFF) << 32) | (pay & 0xFFFFFFFF)
+
+
+@njit(cache=True)
+def mailbox_write(S, par, b, r, h):
+    """The NIC writes packet h into rank r's mailbox; the caller checked there is room."""
+    MC = S.mb_q.shape[2]
+    S.mb_q[b, r, (S.mb_head[b, r] + S.mb_cnt[b, r]) % MC] = mb_pack(
+        S.pk_src[b, h], S.pk_kind[b, h], S.pk_last[b, h], S.pk_aux[b, h], S.pk_pay[b, h])
+    S.mb_cnt[b, r] += 1
+    if S.mb_cnt[b, r] > S.st_mbmax[b, r]:
+        S.st_mbmax[b, r] = S.mb_cnt[b, r]
+
+
+# ---------------------------------------------------------------- completions and matching
+@njit(cache=True)
+def complete_send(S, b, r, d, now):
+    """Send d of rank r is complete (eager: last packet written; rendezvous: RMA data left)."""
+    S.sd_state[b, r, d] = SD_FREE
+    S.rk_osend[b, r] -= 1
+    if S.rk_blk_s[b, r] == d:
+        S.rk_blk_s[b, r] = -1
+    S.last_progress[b] = now
+    wake_rank(S, b, r, now)
+
+
+@njit(cache=True)
+def complete_recv(S, b, r, j, extra, now):
+    """Receive j of rank r is done; `extra` CPU cycles (a LiMIC copy) are charged to r."""
+    S.rd_state[b, r, j] = 0
+    S.rk_orecv[b, r] -= 1
+    S.st_msgs[b, r] += 1
+    S.rk_cost[b, r] += extra
+    if S.rk_blk_r[b, r] == j:
+        S.rk_blk_r[b, r] = -1
+    S.last_progress[b] = now
+    wake_rank(S, b, r, now)
+
+
+@njit(cache=True)
+def _queue_get(S, b, r, src, slot, nbytes, j):
+    G = S.gq.shape[2]
+    if S.gq_cnt[b, r] >= G:
+        S.status[b] |= ERR_QUEUE
+        return
+    k = (S.gq_head[b, r] + S.gq_cnt[b, r]) % G
+    S.gq[b, r, k, 0] = src
+    S.gq[b, r, k, 1] = slot
+    S.gq[b, r, k, 2] = nbytes
+    S.gq[b, r, k, 3] = j
+    S.gq_cnt[b, r] += 1
+    S.rd_state[b, r, j] = 2
+
+
+@njit(cache=True)
+def _deliver_to(S, par, b, r, j, src, nbytes, slot, now):
+    """Message (src, nbytes, slot) meets posted receive j of rank r."""
+    if slot >= 0:
+        _queue_get(S, b, r, src, slot, nbytes, j)
+        wake_rank(S, b, r, now)
+    elif slot == UX_LIMIC:
+        complete_recv(S, b, r, j, par[b, P_LIMIC] + (par[b, P_LIMIC_PER_KB] * nbytes) // 1024, now)
+    else:
+        complete_recv(S, b, r, j, 0, now)
+
+
+@njit(cache=True)
+def message_arrived(S, par, b, r, src, nbytes, slot, now):
+    """A whole message from src is available to rank r: match the oldest posted receive that
+    accepts it, or keep it in the unexpected queue of its source."""
+    n = S.pr_cnt[b, r]
+    for i in range(n):
+        j = S.pr_ring[b, r, i]
+        s = S.rd_src[b, r, j]
+        if s == src or s == ANY_SOURCE:
+            for k in range(i, n - 1):
+                S.pr_ring[b, r, k] = S.pr_ring[b, r, k + 1]
+            S.pr_cnt[b, r] = n - 1
+            _deliver_to(S, par, b, r, j, src, nbytes, slot, now)
+            return
+    e = S.ux_meta[b, r, 0]
+    if e < 0:
+        S.status[b] |= ERR_QUEUE
+        return
+    S.ux_meta[b, r, 0] = S.ux_next[b, r, e]
+    S.ux_src[b, r, e] = src
+    S.ux_bytes[b, r, e] = nbytes
+    S.ux_slot[b, r, e] = slot
+    S.ux_seq[b, r, e] = S.ux_meta[b, r, 1]
+    S.ux_meta[b, r, 1] += 1
+    S.ux_meta[b, r, 2] += 1
+    S.ux_next[b, r, e] = -1
+    if S.ux_tail[b, r, src] < 0:
+        S.ux_head[b, r, src] = e
+    else:
+        S.ux_next[b, r, S.ux_tail[b, r, src]] = e
+    S.ux_tail[b, r, src] = e
+    wake_rank(S, b, r, now)
+
+
+@njit(cache=True)
+def _post_recv(S, par, b, r, src, now):
+    """Post a receive; returns its descriptor (or -1 on overflow)."""
+    RQ = S.rd_state.shape[2]
+    j = -1
+    for k in range(RQ):
+        if S.rd_state[b, r, k] == 0:
+            j = k
+            break
+    if j < 0:
+        S.status[b] |= ERR_QUEUE
+        return -1
+    S.rd_state[b, r, j] = 1
+    S.rd_src[b, r, j] = src
+    S.rk_orecv[b, r] += 1
+    s = src
+    if src == ANY_SOURCE and S.ux_meta[b, r, 2] > 0:
+        best = -1
+        for q in range(S.ux_head.shape[2]):
+            e = S.ux_head[b, r, q]
+            if e >= 0 and (best < 0 or S.ux_seq[b, r, e] < S.ux_seq[b, r, S.ux_head[b, r, best]]):
+                best = q
+        s = best
+    e = S.ux_head[b, r, s] if s >= 0 else -1
+    if e >= 0:
+        S.ux_head[b, r, s] = S.ux_next[b, r, e]
+        if S.ux_head[b, r, s] < 0:
+            S.ux_tail[b, r, s] = -1
+        S.ux_next[b, r, e] = S.ux_meta[b, r, 0]
+        S.ux_meta[b, r, 0] = e
+        S.ux_meta[b, r, 2] -= 1
+        _deliver_to(S, par, b, r, j, s, S.ux_bytes[b, r, e], S.ux_slot[b, r, e], now)
+    else:
+        S.pr_ring[b, r, S.pr_cnt[b, r]] = j
+        S.pr_cnt[b, r] += 1
+    return j
+
+
+@njit(cache=True)
+def _post_send(S, T, par, b, r, dst, nbytes, now):
+    """Post a send; returns its descriptor, -2 when LiMIC delivered it at once, -1 on overflow."""
+    if par[b, P_LIMIC_ON] != 0 and T.rank_node[dst] == T.rank_node[r] and dst != r:
+        message_arrived(S, par, b, dst, r, nbytes, UX_LIMIC, now)
+        return -2
+    SQ = S.sd_state.shape[2]
+    d = -1
+    for k in range(SQ):
+        if S.sd_state[b, r, k] == SD_FREE:
+            d = k
+            break
+    if d < 0 or S.sq_cnt[b, r] >= SQ:
+        S.status[b] |= ERR_QUEUE
+        return -1
+    if nbytes > par[b, P_EAGER]:
+        npk = 1
+    else:
+        pay = par[b, P_VELO_PAYLOAD]
+        npk = max(1, (par[b, P_MPI_HDR] + nbytes + pay - 1) // pay)
+    S.sd_state[b, r, d] = SD_WRITING
+    S.sd_dst[b, r, d] = dst
+    S.sd_bytes[b, r, d] = nbytes
+    S.sd_left[b, r, d] = npk
+    S.sd_tot[b, r, d] = npk
+    S.sd_dly[b, r, d] = 0
+    S.sq[b, r, S.sq_cnt[b, r]] = d
+    S.sq_cnt[b, r] += 1
+    S.rk_osend[b, r] += 1
+    return d
+
+
+# ---------------------------------------------------------------- packet writing (PIO)
+@njit(cache=True)
+def _write(S, T, par, b, r, h, cls, now):
+    nic_push(S, par, b, T.rank_node[r], h, now)
+    S.st_sent[b, r, cls] += 1
+
+
+@njit(cache=True)
+def _write_data(S, T, par, b, r, d, now):
+    """Write the next VELO packet of send d; returns extra flow-control cycles."""
+    dst = S.sd_dst[b, r, d]
+    nbytes = S.sd_bytes[b, r, d]
+    i = S.sd_tot[b, r, d] - S.sd_left[b, r, d]
+    last = 1 if S.sd_left[b, r, d] == 1 else 0
+    if nbytes > par[b, P_EAGER]:
+        h = pk_new(S, b, PK_RNDV, r, dst, T.rank_node[dst], flits_of(par, b, par[b, P_MPI_HDR] + 16),
+                   1, nbytes, d, 0, now)
+    else:
+        pay = par[b, P_VELO_PAYLOAD]
+        total = par[b, P_MPI_HDR] + nbytes
+        this = min(pay, total - i * pay)
+        h = pk_new(S, b, PK_DATA, r, dst, T.rank_node[dst], flits_of(par, b, this), last, nbytes, 0, 0,
+                   now)
+    if h < 0:
+        return 0
+    _write(S, T, par, b, r, h, 0, now)
+    cost = flowctl.on_sent(S, par, b, r, dst)
+    S.sd_left[b, r, d] -= 1
+    return cost
+
+
+@njit(cache=True)
+def _sendable(S, par, b, r):
+    """Index in the send queue of the oldest send that flow control lets through, or -1.
+    Sends to one destination share its credits, so skipping a blocked one keeps MPI order."""
+    blocked = False
+    for i in range(S.sq_cnt[b, r]):
+        d = S.sq[b, r, i]
+        if flowctl.may_send(S, par, b, r, S.sd_dst[b, r, d]):
+            return i
+        if S.sd_dly[b, r, d] == 0:
+            S.sd_dly[b, r, d] = 1
+            S.st_delayed[b, r] += 1
+        blocked = True
+    return -2 if blocked else -1
+
+
+# ---------------------------------------------------------------- polling
+@njit(cache=True)
+def _retrieve(S, T, par, b, r, now):
+    """Take the oldest packet out of r's mailbox; returns CPU cycles used."""
+    MC = S.mb_q.shape[2]
+    w = S.mb_q[b, r, S.mb_head[b, r]]
+    S.mb_head[b, r] = (S.mb_head[b, r] + 1) % MC
+    S.mb_cnt[b, r] -= 1
+    src = w >> MB_SRC_SHIFT
+    kind = (w >> 41) & 7
+    last = (w >> 40) & 1
+    aux = (w >> 32) & 0xFF
+    pay = w & 0xFFFFFFFF
+    cost = par[b, P_RETRIEVE]
+    if kind == PK_CTRL:
+        cost += flowctl.on_control(S, par, b, r, src, pay)
+    else:
+        c, queue = flowctl.on_retrieved(S, par, b, r, src)
+        cost += c
+        if queue:
+            CQ = S.cq.shape[2]
+            if S.cq_cnt[b, r] >= CQ:
+                S.status[b] |= ERR_QUEUE
+            else:
+                S.cq[b, r, (S.cq_head[b, r] + S.cq_cnt[b, r]) % CQ] = src
+                S.cq_cnt[b, r] += 1
+        if last == 1:
+            cost += par[b, P_MATCH]
+            if kind == PK_RNDV:
+                message_arrived(S, par, b, r, src, pay, aux, now)
+            else:
+                message_arrived(S, par, b, r, src, pay, UX_EAGER, now)
+    S.last_progress[b] = now
+    node = T.rank_node[r]
+    if S.ej_blk[b, node] != 0:
+        S.ej_blk[b, node] = 0
+        schedule(S, b, now, EV_NIC_DRAIN, node, 0, 0)
+    return cost
+
+
+# ---------------------------------------------------------------- the CPU's turn
+@njit(cache=True)
+def _busy(S, b, r, t):
+    S.rk_run[b, r] = 1
+    schedule(S, b, t, EV_RANK, r, 0, 0)
+    if t > S.last_progress[b]:
+        S.last_progress[b] = t
+
+
+@njit(cache=True)
+def rank_step(S, T, par, ops, b, r, now):
+    # rk_run stays 1 during the turn so that completions it causes do not wake it twice;
+    # it drops to 0 only where the CPU goes idle or blocks.
+    S.rk_run[b, r] = 1
+    if S.rk_wait[b, r] == W_CREDIT:
+        S.st_stall[b, r] += now - S.rk_stall0[b, r]
+    done = S.rk_wait[b, r] == W_DONE
+    if not done:
+        S.rk_wait[b, r] = W_NONE
+    if S.rk_cost[b, r] > 0:
+        c = S.rk_cost[b, r]
+        S.rk_cost[b, r] = 0
+        _busy(S, b, r, now + c)
+        return
+    node = T.rank_node[r]
+    pio = par[b, P_PIO]
+    # 1. flow-control packets first: the protocols rely on them never waiting for data
+    if S.cq_cnt[b, r] > 0:
+        if nic_full(S, par, b, node):
+            nic_block_rank(S, b, node, r, now)
+            return
+        CQ = S.cq.shape[2]
+        dst = S.cq[b, r, S.cq_head[b, r]]
+        S.cq_head[b, r] = (S.cq_head[b, r] + 1) % CQ
+        S.cq_cnt[b, r] -= 1
+        pay = flowctl.ctrl_payload(S, par, b, r, dst)
+        h = pk_new(S, b, PK_CTRL, r, dst, T.rank_node[dst], flits_of(par, b, 8), 1, pay, 0, 0, now)
+        if h >= 0:
+            _write(S, T, par, b, r, h, 1, now)
+        _busy(S, b, r, now + pio)
+        return
+    # 2. RMA GET descriptors of matched rendezvous receives
+    if S.gq_cnt[b, r] > 0:
+        if nic_full(S, par, b, node):
+            nic_block_rank(S, b, node, r, now)
+            return
+        G = S.gq.shape[2]
+        k = S.gq_head[b, r]
+        src = S.gq[b, r, k, 0]
+        h = pk_new(S, b, PK_RMA_GET, r, src, T.rank_node[src], flits_of(par, b, 16), 1,
+                   S.gq[b, r, k, 2], S.gq[b, r, k, 1], S.gq[b, r, k, 3], now)
+        S.gq_head[b, r] = (k + 1) % G
+        S.gq_cnt[b, r] -= 1
+        if h >= 0:
+            _write(S, T, par, b, r, h, 2, now)
+        _busy(S, b, r, now + pio)
+        return
+    # 3. the next packet of a pending send
+    fc_blocked = False
+    if not done and S.sq_cnt[b, r] > 0:
+        i = _sendable(S, par, b, r)
+        if i >= 0:
+            if nic_full(S, par, b, node):
+                nic_block_rank(S, b, node, r, now)
+                return
+            d = S.sq[b, r, i]
+            cost = _write_data(S, T, par, b, r, d, now)
+            if S.sd_left[b, r, d] == 0:
+                for k in range(i, S.sq_cnt[b, r] - 1):
+                    S.sq[b, r, k] = S.sq[b, r, k + 1]
+                S.sq_cnt[b, r] -= 1
+                if S.sd_bytes[b, r, d] > par[b, P_EAGER]:
+                    S.sd_state[b, r, d] = SD_RMA   # completes when the RMA data has left
+                else:
+                    complete_send(S, b, r, d, now)
+            _busy(S, b, r, now + pio + cost)
+            return
+        fc_blocked = i == -2
+    # 4. the program
+    if not done:
+        while True:
+            if S.rk_blk_s[b, r] >= 0 or S.rk_blk_r[b, r] >= 0:
+                break
+            pc = S.rk_pc[b, r]
+            op = ops[b, pc, 0]
+            a = ops[b, pc, 1]
+            if op == OP_SEND or op == OP_ISEND:
+                d = _post_send(S, T, par, b, r, a, ops[b, pc, 2], now)
+                S.rk_pc[b, r] = pc + 1
+                if op == OP_SEND and d >= 0:
+                    S.rk_blk_s[b, r] = d
+                extra = par[b, P_LIMIC] if d == -2 else 0
+                _busy(S, b, r, now + par[b, P_MATCH] + extra)
+                return
+            elif op == OP_RECV or op == OP_IRECV:
+                S.rk_pc[b, r] = pc + 1
+                if op == OP_RECV:
+                    S.rk_blk_r[b, r] = -2  # set before posting: the match may complete at once
+                j = _post_recv(S, par, b, r, a, now)
+                if j < 0:
+                    return
+                if op == OP_RECV:
+                    S.rk_blk_r[b, r] = j if S.rd_state[b, r, j] != 0 else -1
+                _busy(S, b, r, now + par[b, P_MATCH])
+                return
+            elif op == OP_WAITALL:
+                if S.rk_osend[b, r] == 0 and S.rk_orecv[b, r] == 0:
+                    S.rk_pc[b, r] = pc + 1
+                    continue
+                break
+            elif op == OP_COMPUTE:
+                S.rk_pc[b, r] = pc + 1
+                ns_cycles = ops[b, pc, 2]  # the engine stores cycles in column 2
+                _busy(S, b, r, now + ns_cycles)
+                return
+            elif op == OP_LOOP:
+                sp = S.rk_sp[b, r]
+                if sp >= MAX_LOOP_DEPTH or a < 1:
+                    S.status[b] |= ERR_PROGRAM
+                    return
+                S.rk_lpc[b, r, sp] = pc + 1
+                S.rk_lcnt[b, r, sp] = a
+                S.rk_sp[b, r] = sp + 1
+                S.rk_pc[b, r] = pc + 1
+            elif op == OP_ENDLOOP:
+                sp = S.rk_sp[b, r] - 1
+                if sp < 0:
+                    S.status[b] |= ERR_PROGRAM
+                    return
+                S.rk_lcnt[b, r, sp] -= 1
+                if S.rk_lcnt[b, r, sp] > 0:
+                    S.rk_pc[b, r] = S.rk_lpc[b, r, sp]
+                else:
+                    S.rk_sp[b, r] = sp
+                    S.rk_pc[b, r] = pc + 1
+            elif op == OP_MARK:
+                if 0 <= a < MAX_MARKS:
+                    S.marks[b, r, a] = now
+                S.rk_pc[b, r] = pc + 1
+            elif op == OP_END:
+                S.rk_wait[b, r] = W_DONE
+                S.rk_tfin[b, r] = now
+                S.last_progress[b] = now
+                S.ranks_done[b] += 1
+                done = True
+                break
+            else:
+                S.status[b] |= ERR_PROGRAM
+                return
+    # 5. poll the mailbox (the MPI progress engine)
+    if S.mb_cnt[b, r] > 0:
+        cost = _retrieve(S, T, par, b, r, now)
+        _busy(S, b, r, now + cost)
+        return
+    # 6. idle until something arrives
+    S.rk_run[b, r] = 0
+    if done:
+        return
+    if fc_blocked and (S.rk_blk_s[b, r] >= 0 or ops[b, S.rk_pc[b, r], 0] == OP_WAITALL):
+        S.rk_wait[b, r] = W_CREDIT
+        S.rk_stall0[b, r] = now
+    elif S.rk_blk_r[b, r] >= 0:
+        S.rk_wait[b, r] = W_RECV
+    elif S.rk_blk_s[b, r] >= 0:
+        S.rk_wait[b, r] = W_SEND
+    else:
+        S.rk_wait[b, r] = W_WAITALL

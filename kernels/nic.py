@@ -1,0 +1,211 @@
+"""The NIC of each node: injection (PIO FIFO and RMA engine) and ejection (mailbox writes).
+
+Injection: one link to the node's router. The NIC alternates between the PIO FIFO (VELO
+packets the ranks wrote) and the RMA engine (rendezvous data it streams on its own), sending a
+packet when the router's input buffer has credits for all of it (virtual cut-through).
+Ejection: packets whose tail arrived wait in the ejection buffer, in arrival order. A VELO packet
+is written to its rank's mailbox if a slot is free; otherwise it stays, and with it every
+packet behind it (EXTOLL section 2: the NIC stops accepting, the router holds the packets,
+back-pressure spreads to the senders). The buffer's credits go back to the router as it drains.
+
+Shapes: nq int32 [B, N, FQ] (+ nq_head, nq_cnt [B, N]); nic_busy int64 [B, N]; nic_cr, nic_rr int32
+[B, N]; ej_q int32 [B, N, EQ] (+ ej_head, ej_cnt, ej_flits, ej_blk [B, N]); rq int32 [B, N, RQ, 6]
+rows (destination node, destination rank, source rank, bytes left, send slot, receive slot).
+"""
+import math
+
+from numba import njit
+
+from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN,
+                               EV_NIC_TX, P_EJ_FLITS, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
+                               P_MAILBOX_HARD, P_MEASURE, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
+                               P_SYNTH, P_WARMUP, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
+                               PK_RNDV, PK_SYNTH, EV_EJ_CREDIT)
+from extoll_vec.kernels.common import flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new, wake_rank
+from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write
+from extoll_vec.kernels.network import request_arb, router_accept
+from extoll_vec.kernels.wheel import schedule
+
+# synthetic statistics, int64 [B, 8]
+SY_OFFERED = 0    # flits generated in the measurement window (refused ones included)
+SY_ACCEPTED = 1   # flits delivered in the measurement window
+SY_LAT_SUM = 2    # latency sum of packets created in the window
+SY_LAT_CNT = 3
+SY_CREATED = 4    # packets created in the window
+SY_REFUSED = 5    # packets not generated because the source queue was full
+
+
+@njit(cache=True)
+def nic_tx(S, T, par, b, n, now):
+    if S.nic_busy[b, n] > now:
+        return
+    has_pio = S.nq_cnt[b, n] > 0
+    has_rma = S.rq_cnt[b, n] > 0
+    if not has_pio and not has_rma:
+        return
+    use_rma = has_rma and (not has_pio or S.nic_rr[b, n] == 1)
+    RQ = S.rq.shape[2]
+    if use_rma:
+        k = S.rq_head[b, n]
+        this = min(par[b, P_RMA_BYTES], S.rq[b, n, k, 3])
+        L = flits_of(par, b, this)
+        if S.nic_cr[b, n] < L:
+            return
+        left = S.rq[b, n, k, 3] - this
+        h = pk_new(S, b, PK_RMA_DATA, S.rq[b, n, k, 2], S.rq[b, n, k, 1], S.rq[b, n, k, 0], L,
+                   1 if left == 0 else 0, this, 0, S.rq[b, n, k, 5], now)
+        if h < 0:
+            return
+        S.st_sent[b, S.rq[b, n, k, 2], 2] += 1
+        S.rq[b, n, k, 3] = left
+        if left == 0:
+            S.rq_head[b, n] = (k + 1) % RQ
+            S.rq_cnt[b, n] -= 1
+            complete_send(S, b, S.rq[b, n, k, 2], S.rq[b, n, k, 4], now)
+    else:
+        Q = S.nq.shape[2]
+        h = S.nq[b, n, S.nq_head[b, n]]
+        L = S.pk_flits[b, h]
+        if S.nic_cr[b, n] < L:
+            return
+        S.nq_head[b, n] = (S.nq_head[b, n] + 1) % Q
+        S.nq_cnt[b, n] -= 1
+        nic_release_one(S, b, n, now)
+    S.nic_rr[b, n] = 0 if use_rma else 1
+    S.nic_cr[b, n] -= L
+    S.nic_busy[b, n] = now + L
+    schedule(S, b, now + L, EV_NIC_TX, n, 0, 0)
+    router_accept(S, T, par, b, T.node_router[n], T.node_port[n], 0, h, now)
+
+
+@njit(cache=True)
+def nic_rx(S, T, par, b, n, h, now):
+    """The tail of packet h reached node n's NIC."""
+    EQ = S.ej_q.shape[2]
+    L = S.pk_flits[b, h]
+    if S.ej_cnt[b, n] >= EQ or S.ej_flits[b, n] + L > par[b, P_EJ_FLITS]:
+        S.status[b] |= ERR_BUFFER_OVERFLOW
+        return
+    S.ej_q[b, n, (S.ej_head[b, n] + S.ej_cnt[b, n]) % EQ] = h
+    S.ej_cnt[b, n] += 1
+    S.ej_flits[b, n] += L
+    nic_drain(S, T, par, b, n, now)
+
+
+@njit(cache=True)
+def nic_drain(S, T, par, b, n, now):
+    EQ = S.ej_q.shape[2]
+    while S.ej_cnt[b, n] > 0:
+        h = S.ej_q[b, n, S.ej_head[b, n]]
+        kind = S.pk_kind[b, h]
+        r = S.pk_dst[b, h]
+        if kind == PK_DATA or kind == PK_RNDV or kind == PK_CTRL:
+            if S.mb_cnt[b, r] >= par[b, P_MAILBOX]:
+                if par[b, P_MAILBOX_HARD] != 0:
+                    S.status[b] |= ERR_MAILBOX_OVERFLOW
+                    S.err_info[b, 0] = r
+                    return
+                S.ej_blk[b, n] = 1   # head-of-line: wait for rank r to free a slot
+                return
+            mailbox_write(S, par, b, r, h)
+            wake_rank(S, b, r, now)
+        elif kind == PK_RMA_GET:
+            RQ = S.rq.shape[2]
+            if S.rq_cnt[b, n] >= RQ:
+                S.status[b] |= ERR_QUEUE
+                return
+            k = (S.rq_head[b, n] + S.rq_cnt[b, n]) % RQ
+            S.rq[b, n, k, 0] = T.rank_node[S.pk_src[b, h]]
+            S.rq[b, n, k, 1] = S.pk_src[b, h]
+            S.rq[b, n, k, 2] = r
+            S.rq[b, n, k, 3] = S.pk_pay[b, h]
+            S.rq[b, n, k, 4] = S.pk_aux[b, h]
+            S.rq[b, n, k, 5] = S.pk_aux2[b, h]
+            S.rq_cnt[b, n] += 1
+            schedule(S, b, now, EV_NIC_TX, n, 0, 0)
+        elif kind == PK_RMA_DATA:
+            if S.pk_last[b, h] == 1:
+                complete_recv(S, b, r, S.pk_aux2[b, h], 0, now)
+        elif kind == PK_SYNTH:
+            t0 = S.pk_t0[b, h]
+            w0 = par[b, P_WARMUP]
+            w1 = w0 + par[b, P_MEASURE]
+            if w0 <= t0 < w1:
+                S.syn[b, SY_LAT_SUM] += now - t0
+                S.syn[b, SY_LAT_CNT] += 1
+            if w0 <= now < w1:
+                S.syn[b, SY_ACCEPTED] += S.pk_flits[b, h]
+        L = S.pk_flits[b, h]
+        S.ej_head[b, n] = (S.ej_head[b, n] + 1) % EQ
+        S.ej_cnt[b, n] -= 1
+        S.ej_flits[b, n] -= L
+        schedule(S, b, now + par[b, P_LINK_LAT], EV_EJ_CREDIT, n, 0, L)
+        S.delivered[b] += 1
+        S.last_progress[b] = now
+        pk_free(S, b, h)
+
+
+@njit(cache=True)
+def on_ej_credit(S, T, b, n, flits, now):
+    r = T.node_router[n]
+    p = T.node_port[n]
+    S.cr[b, r, p, 0] += flits
+    request_arb(S, b, r, p, now)
+
+
+@njit(cache=True)
+def splitmix64(x):
+    x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return x ^ (x >> 31)
+
+
+@njit(cache=True)
+def draw(par, S, b, n):
+    """Counter-based random stream of node n: (seed, node, counter) -> 64 bits. No hidden state
+    beyond the counter, so a member's draws do not depend on its batch."""
+    c = S.syn_ctr[b, n]
+    S.syn_ctr[b, n] = c + 1
+    seed = par[b, P_SEED] & 0xFFFFFFFFFFFFFFFF
+    return splitmix64(splitmix64(seed ^ (n * 0xD1B54A32D192ED03 & 0xFFFFFFFFFFFFFFFF)) ^ c)
+
+
+@njit(cache=True)
+def next_gap(par, S, b, n):
+    """Cycles to the next Bernoulli success (geometric law) of the node's packet source."""
+    p32 = par[b, P_GEN_P32]
+    if p32 >= (1 << 32):
+        return 1
+    u = ((draw(par, S, b, n) >> 11) + 1) * (1.0 / 9007199254740992.0)  # (0, 1]
+    p = p32 / 4294967296.0
+    return 1 + int(math.floor(math.log(u) / math.log1p(-p)))
+
+
+@njit(cache=True)
+def on_gen(S, T, par, b, n, now):
+    """Synthetic source of node n creates one packet (uniform random or permutation)."""
+    N = T.node_router.shape[0]
+    L = par[b, P_SYN_FLITS]
+    w0 = par[b, P_WARMUP]
+    w1 = w0 + par[b, P_MEASURE]
+    if par[b, P_SYNTH] == 2:
+        dst = S.syn_dest[b, n]
+    else:
+        dst = int(draw(par, S, b, n) % (N - 1))
+        if dst >= n:
+            dst += 1
+    in_window = w0 <= now < w1
+    if in_window:
+        S.syn[b, SY_OFFERED] += L
+    if nic_full(S, par, b, n):
+        S.syn[b, SY_REFUSED] += 1
+    else:
+        h = pk_new(S, b, PK_SYNTH, n, dst, dst, L, 1, 0, 0, 0, now)
+        if h >= 0:
+            nic_push(S, par, b, n, h, now)
+            if in_window:
+                S.syn[b, SY_CREATED] += 1
+    t = now + next_gap(par, S, b, n)
+    if t < w1:
+        schedule(S, b, t, EV_GEN, n, 0, 0)

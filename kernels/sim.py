@@ -1,0 +1,119 @@
+"""The time loop of a batch: `advance` moves every member forward to t_stop (one kernel call
+per chunk of cycles, Python checks flags in between).
+
+Within a member, time jumps from one pending event to the next (nothing can change between
+events); events of one cycle run in insertion order. Members never share state, so a member's
+results are bit-identical whether it runs alone or in any batch.
+"""
+from numba import njit
+
+from extoll_vec.dtypes import (ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS, EV_ARB, EV_ARRIVE,
+                               EV_CREDIT, EV_EJ_CREDIT, EV_GEN, EV_INFREE, EV_NIC_CREDIT,
+                               EV_NIC_DRAIN, EV_NIC_RX, EV_NIC_TX, EV_RANK, P_DRAIN, P_MAX_CYCLES,
+                               P_MEASURE, P_NO_PROGRESS, P_SYNTH, P_WARMUP)
+from extoll_vec.kernels import flowctl
+from extoll_vec.kernels.host import rank_step
+from extoll_vec.kernels.network import arbitrate, on_arrive, on_credit, on_infree
+from extoll_vec.kernels.nic import next_gap, nic_drain, nic_rx, nic_tx, on_ej_credit, on_gen
+from extoll_vec.kernels.wheel import next_time, pending, pop_at, pull_far, release, schedule
+
+
+@njit(cache=True)
+def start(S, T, par, starts):
+    """Initial events of every member: each rank's CPU runs at cycle 0 (program counter at its
+    program's first row), or each node's synthetic source draws its first packet."""
+    B = S.now.shape[0]
+    for b in range(B):
+        flowctl.fc_init(S, par, b)
+        if par[b, P_SYNTH] != 0:
+            for n in range(T.node_router.shape[0]):
+                t = next_gap(par, S, b, n) - 1
+                if t < par[b, P_WARMUP] + par[b, P_MEASURE]:
+                    schedule(S, b, t, EV_GEN, n, 0, 0)
+        else:
+            for r in range(S.rk_pc.shape[1]):
+                S.rk_pc[b, r] = starts[b, r]
+                S.rk_run[b, r] = 1
+                schedule(S, b, 0, EV_RANK, r, 0, 0)
+
+
+@njit(cache=True)
+def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
+    if k == EV_ARRIVE:
+        on_arrive(S, b, a, bb, now)
+    elif k == EV_ARB:
+        arbitrate(S, T, par, b, a, bb, now)
+    elif k == EV_CREDIT:
+        on_credit(S, b, a, bb, c, now)
+    elif k == EV_INFREE:
+        on_infree(S, b, a, bb, now)
+    elif k == EV_NIC_TX:
+        nic_tx(S, T, par, b, a, now)
+    elif k == EV_NIC_RX:
+        nic_rx(S, T, par, b, a, bb, now)
+    elif k == EV_NIC_CREDIT:
+        S.nic_cr[b, a] += c
+        nic_tx(S, T, par, b, a, now)
+    elif k == EV_RANK:
+        rank_step(S, T, par, ops, b, a, now)
+    elif k == EV_GEN:
+        on_gen(S, T, par, b, a, now)
+    elif k == EV_EJ_CREDIT:
+        on_ej_credit(S, T, b, a, c, now)
+    elif k == EV_NIC_DRAIN:
+        nic_drain(S, T, par, b, a, now)
+
+
+@njit(cache=True)
+def _member_finished(S, par, b):
+    if par[b, P_SYNTH] != 0:
+        return True
+    return S.ranks_done[b] == S.rk_pc.shape[1]
+
+
+@njit(cache=True)
+def advance(S, T, par, ops, t_stop):
+    """Run every unfinished, error-free member until t_stop or completion. Returns the number of
+    members still running."""
+    B = S.now.shape[0]
+    running = 0
+    for b in range(B):
+        if S.finished[b] != 0 or S.status[b] != 0:
+            continue
+        synth_end = par[b, P_WARMUP] + par[b, P_MEASURE] + par[b, P_DRAIN]
+        while True:
+            if pending(S, b) == 0:
+                if _member_finished(S, par, b):
+                    S.finished[b] = 1
+                else:
+                    S.status[b] |= ERR_DEADLOCK
+                break
+            t = next_time(S, b, t_stop)
+            if t >= t_stop:
+                running += 1
+                break
+            if par[b, P_SYNTH] != 0 and t >= synth_end:
+                S.finished[b] = 1   # drain limit: the network is past saturation
+                break
+            if t >= par[b, P_MAX_CYCLES]:
+                S.status[b] |= ERR_MAX_CYCLES
+                break
+            if t - S.last_progress[b] > par[b, P_NO_PROGRESS]:
+                S.status[b] |= ERR_NO_PROGRESS
+                break
+            S.now[b] = t
+            pull_far(S, b, t)
+            while S.status[b] == 0:
+                e = pop_at(S, b, t)
+                if e < 0:
+                    break
+                k = S.ev_k[b, e]
+                a = S.ev_a[b, e]
+                bb = S.ev_b[b, e]
+                c = S.ev_c[b, e]
+                release(S, b, e)
+                S.events[b] += 1
+                _dispatch(S, T, par, ops, b, k, a, bb, c, t)
+            if S.status[b] != 0:
+                break
+    return running
