@@ -98,8 +98,10 @@ def config_line(c: RunConfig) -> str:
     return f"{topo} | {work} | {proto} | seed {c.seed}"
 
 
-def summary(c: RunConfig, ds, wall_s: float, i: int = 0) -> str:
-    """One screen of results for point `i` of a result Dataset."""
+def summary(c: RunConfig, ds, wall_s: float, i: int = 0,
+            extra: Sequence[tuple[str, str]] = ()) -> str:
+    """One screen of results for point `i` of a result Dataset (plus `extra` rows)."""
+    import numpy as np
     pt = ds.isel(point=i)
     n = c.n_ranks
     rows = [("config", config_line(c))]
@@ -117,7 +119,7 @@ def summary(c: RunConfig, ds, wall_s: float, i: int = 0) -> str:
             ("exec_time_us", f"{float(pt.exec_time_us):.3f}"),
             ("packets sent", ", ".join(f"{str(k)} {int(v)}"
                                        for k, v in zip(sent["kind"].values, sent.values))),
-            ("mailbox max", f"{int(mbox.max())} slots (rank {int(mbox.argmax())})"),
+            ("mailbox max", f"{int(mbox.max())} slots (rank {int(np.argmax(mbox.values))})"),
             ("delayed sends", f"{int(pt.sends_delayed.isel(rank=slice(0, n)).sum())}"),
             ("stall", f"{float(stall.sum()):.3f} us total, {float(stall.max()):.3f} us max "
                       "per rank"),
@@ -129,6 +131,7 @@ def summary(c: RunConfig, ds, wall_s: float, i: int = 0) -> str:
                       f"{int(pt.packets_delivered)} packets delivered, "
                       f"{int(pt.events_processed)} events"),
         ("wall", f"{wall_s:.2f} s"),
+        *extra,
     ]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
@@ -162,7 +165,8 @@ def _progress_printer():
 def _configure_run(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("config", nargs="?", metavar="CONFIG.yaml", help="run configuration file")
-    src.add_argument("--example", metavar="NAME", help="a named example (see `extoll-vec examples`)")
+    src.add_argument("--example", metavar="NAME",
+                     help="a named example (see `extoll-vec examples`)")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                    help="override one parameter (YAML value), e.g. --set protocol.name=window; "
                         "repeatable")
@@ -191,10 +195,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if progress is not None:
             print(file=sys.stderr)
     wall = time.perf_counter() - t0
-    print(summary(cfg, ds, wall))
+    extra = []
     if args.output is not None:
-        path = write_zarr(ds, args.output, overwrite=args.overwrite)
-        print(f"{'wrote':<12}  {path}")
+        extra.append(("wrote", str(write_zarr(ds, args.output, overwrite=args.overwrite))))
+    print(summary(cfg, ds, wall, extra=extra))
     return 0
 
 

@@ -13,7 +13,7 @@ import yaml
 
 from extoll_vec.cli import main
 from extoll_vec.config import RunConfig, from_dict, load_yaml
-from extoll_vec.errors import ConfigError
+from extoll_vec.errors import ConfigError, SimulationError, StoreError
 from extoll_vec.examples import EXAMPLES, get_example
 
 # A valid small config; each malformed case below changes one thing.
@@ -40,7 +40,8 @@ def with_changes(**sections) -> dict:
 # (id, YAML text or a dict to dump, substring the single error line must contain)
 MALFORMED = [
     ("negative-mailbox-slots",
-     with_changes(protocol={"name": "backpressure", "mailbox_slots": -4}), "protocol.mailbox_slots"),
+     with_changes(protocol={"name": "backpressure", "mailbox_slots": -4}),
+     "protocol.mailbox_slots"),
     ("unknown-topology-kind", with_changes(topology={"kind": "ring"}), "topology.kind"),
     ("ranks-not-divisible-by-nodes", with_changes(workload={"ranks": 18}), "workload.ranks"),
     ("typo-key-in-section", with_changes(network={"bufer_flits": 40}), "network.bufer_flits"),
@@ -52,7 +53,8 @@ MALFORMED = [
     ("window-threshold-above-window",
      with_changes(protocol={"name": "window", "mailbox_slots": 64, "window": 4, "threshold": 8}),
      "protocol.threshold"),
-    ("buffer-smaller-than-packet", with_changes(network={"buffer_flits": 2}), "network.buffer_flits"),
+    ("buffer-smaller-than-packet", with_changes(network={"buffer_flits": 2}),
+     "network.buffer_flits"),
     ("injection-rate-above-1", with_changes(workload={"kind": "uniform", "injection_rate": 1.5}),
      "workload.injection_rate"),
     ("invalid-yaml-syntax", "topology: {kind: mesh, dims: [2, 2]\nworkload: {ranks: 16}\n",
@@ -202,7 +204,8 @@ def test_examples_match_spec():
     assert pp.mpi.ranks_per_node == 16
     assert get_example("pingpong-14") == pp.replace(**{"workload.hops": 14})
     a256, a1024 = get_example("alltoall-256"), get_example("alltoall-1024")
-    assert (a256.topology.dims, a256.workload.ranks, a256.workload.kind) == ((4, 4), 256, "alltoall")
+    assert (a256.topology.dims, a256.workload.ranks, a256.workload.kind) == \
+        ((4, 4), 256, "alltoall")
     assert (a1024.topology.dims, a1024.workload.ranks) == ((4, 4, 4), 1024)
     uni = get_example("uniform")
     assert (uni.topology.dims, uni.workload.kind, uni.workload.injection_rate) == \
@@ -210,3 +213,21 @@ def test_examples_match_spec():
     tiny = get_example("tiny")
     assert (tiny.topology.dims, tiny.mpi.ranks_per_node, tiny.workload.ranks,
             tiny.workload.kind, tiny.workload.message_bytes) == ((2, 2), 4, 16, "alltoall", 2048)
+
+
+@pytest.mark.parametrize("exc", [
+    ConfigError("a.b", "bad value"),
+    SimulationError("point 0: deadlock\nrank 3 stuck"),
+    StoreError("/x.zarr", "already exists"),
+], ids=["config", "simulation", "store"])
+def test_every_extoll_vec_error_is_one_line(monkeypatch, capsys, exc):
+    from extoll_vec import cli
+
+    def boom(args):
+        raise exc
+    monkeypatch.setitem(cli.SUBCOMMANDS, "boom",
+                        cli.Subcommand("boom", "raise", lambda p: None, boom))
+    assert main(["boom"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and captured.err.startswith("extoll-vec: error: ")
+    assert "Traceback" not in captured.err and captured.out == ""

@@ -256,3 +256,15 @@ def test_cli_run_tiny_writes_store(tmp_path):
     res = open_result(path)
     assert res.sizes["point"] == 1 and list(res.protocol_name.values) == ["none"]
     assert configs_of(res) == [get_example("tiny")]
+
+
+def test_summary_mpi_and_network_only(ds):
+    from extoll_vec.cli import summary
+    configs = sample_configs()
+    mpi = summary(configs[1], ds, 1.5, i=1, extra=[("wrote", "x.zarr")])
+    for word in ("exec_time_us", "packets sent", "data", "control", "rma", "mailbox max",
+                 "delayed sends", "stall", "link util", "wall", "wrote"):
+        assert word in mpi
+    net = summary(configs[2], ds, 1.5, i=2)
+    assert "accepted" in net and "latency" in net and "mailbox" not in net
+    assert len(mpi.splitlines()) <= 24
