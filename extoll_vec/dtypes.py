@@ -42,10 +42,8 @@ KIND_CLASSES = ("data", "control", "rma")
 PK_CLASS = (0, 0, 1, 2, 2, 0)
 
 # ---- event kinds (timing-wheel entries) ------------------------------------------------------
-EV_ARRIVE = 0     # a packet head has crossed a link and the router pipeline: a = router, b = packet
 EV_ARB = 1        # arbitrate an output port: a = router, b = port
 EV_CREDIT = 2     # link-level credits come back to an output: a = router, b = port*VCS + vc, c = flits
-EV_INFREE = 3     # a crossbar input finished reading a packet: a = router, b = port
 EV_NIC_TX = 4     # try to inject from the NIC: a = node
 EV_NIC_RX = 5     # a packet tail reached the destination NIC: a = node, b = packet
 EV_NIC_CREDIT = 6 # injection-link credits back at the NIC: a = node, c = flits

@@ -91,7 +91,7 @@ def _params(cfg: RunConfig, mailbox: int) -> np.ndarray:
 class Batch:
     """The arrays of one batch: topology (shared), programs and parameters (per member), state."""
 
-    def __init__(self, configs: Sequence[RunConfig]):
+    def __init__(self, configs: Sequence[RunConfig], programs: Sequence | None = None):
         keys = {shape_key(c) for c in configs}
         if len(keys) != 1:
             raise ValueError("a batch needs configs of equal shapes (engine.shape_key)")
@@ -100,7 +100,10 @@ class Batch:
         self.topology = build_topology(c0.topology)
         self.T = _topo_arrays(self.topology, c0)
         B, NR = len(configs), c0.n_ranks
-        programs = [build_program(c) for c in configs]
+        # workload.kind "program": the caller hands in hand-written Programs, one per config
+        programs = list(programs) if programs is not None else [build_program(c) for c in configs]
+        if len(programs) != B:
+            raise ValueError("one Program per config")
         rows = max(max(len(p.ops) for p in programs), 1)
         self.ops = np.zeros((B, rows, 4), np.int32)
         self.starts = np.zeros((B, max(NR, 1)), np.int32)[:, :NR]
@@ -146,7 +149,7 @@ class Batch:
                      K=3 if any(c.protocol.name == "window" for c in configs) else 0,
                      NPK=NPK)
         lat = max(n.link_latency + n.router_delay for n in net) + maxL
-        sizes["W"] = 1 << max(10, int(math.ceil(math.log2(4 * lat))))
+        sizes["W"] = 1 << max(7, int(math.ceil(math.log2(4 * lat))))
         sizes["E"] = 3 * NPK + 3 * R * P + 2 * NR + 4 * N + 1024
         self.sizes = sizes
         self.S = allocate(sizes)
@@ -275,8 +278,8 @@ def check_invariants(batch: Batch, b: int) -> None:
                               D.ERR_INVARIANT, b)
 
 
-def run_batch(configs: Sequence[RunConfig], progress=None) -> dict[str, np.ndarray]:
-    batch = Batch(configs)
+def run_batch(configs: Sequence[RunConfig], progress=None, programs=None) -> dict[str, np.ndarray]:
+    batch = Batch(configs, programs)
     batch.run(progress)
     return batch.results()
 
@@ -295,7 +298,7 @@ def _pad_rows(rows: list[np.ndarray]) -> np.ndarray:
 
 
 def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | None = None,
-             max_batch: int = 8):
+             max_batch: int = 8, programs: Sequence | None = None):
     """Run configs (batched by shape) and return one Dataset with a `point` per config."""
     from .dataset import build_dataset
     configs = list(configs)
@@ -306,7 +309,8 @@ def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | N
     for idx in groups.values():
         for k in range(0, len(idx), max_batch):
             part = idx[k:k + max_batch]
-            res = run_batch([configs[i] for i in part], progress)
+            res = run_batch([configs[i] for i in part], progress,
+                            None if programs is None else [programs[i] for i in part])
             for j, i in enumerate(part):
                 per_point[i] = {name: res[name][j] for name in RESULT_VARIABLES}
     arrays = {name: _pad_rows([pp[name] for pp in per_point]) for name in RESULT_VARIABLES}

@@ -40,7 +40,7 @@ FIELDS = {
     "pk_aux2": (I32, ("B", "NPK"), 0), "pk_vc": (I32, ("B", "NPK"), 0),
     "pk_inp": (I32, ("B", "NPK"), 0), "pk_out": (I32, ("B", "NPK"), 0),
     "pk_ovc": (I32, ("B", "NPK"), 0), "pk_t0": (TIME, ("B", "NPK"), 0),
-    "pk_ready": (TIME, ("B", "NPK"), 0), "pk_next": (I32, ("B", "NPK"), -1),
+    "pk_ready": (TIME, ("B", "NPK"), 0), "pk_seq": (I32, ("B", "NPK"), 0), "pk_next": (I32, ("B", "NPK"), -1),
     "pk_meta": (I64, ("B", 2), 0),         # (free-list head, packets alive)
     # routers (kernels/network.py)
     "ib_q": (IDX, ("B", "R", "P", "V", "Q"), -1), "ib_head": (I32, ("B", "R", "P", "V"), 0),
@@ -82,6 +82,8 @@ FIELDS = {
     "gq": (I32, ("B", "NR", "GQ", 4), 0), "gq_head": (I32, ("B", "NR"), 0), "gq_cnt": (I32, ("B", "NR"), 0),
     "cq": (I32, ("B", "NR", "CQ"), 0), "cq_head": (I32, ("B", "NR"), 0), "cq_cnt": (I32, ("B", "NR"), 0),
     "fc": (I32, ("B", "NR", "NR", "K"), 0),
+    # in-order check: VELO packets written to / written into the mailbox of each peer
+    "seq_tx": (I32, ("B", "NR", "NR"), 0), "seq_rx": (I32, ("B", "NR", "NR"), 0),
 }
 
 State = namedtuple("State", list(FIELDS))

@@ -14,9 +14,10 @@ rows (destination node, destination rank, source rank, bytes left, send slot, re
 """
 import math
 
+import numpy as np
 from numba import njit
 
-from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN,
+from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_INVARIANT, ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN,
                                EV_NIC_TX, P_EJ_FLITS, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_MEASURE, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, P_WARMUP, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
@@ -35,7 +36,7 @@ SY_CREATED = 4    # packets created in the window
 SY_REFUSED = 5    # packets not generated because the source queue was full
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def nic_tx(S, T, par, b, n, now):
     if S.nic_busy[b, n] > now:
         return
@@ -78,7 +79,7 @@ def nic_tx(S, T, par, b, n, now):
     router_accept(S, T, par, b, T.node_router[n], T.node_port[n], 0, h, now)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def nic_rx(S, T, par, b, n, h, now):
     """The tail of packet h reached node n's NIC."""
     EQ = S.ej_q.shape[2]
@@ -92,7 +93,7 @@ def nic_rx(S, T, par, b, n, h, now):
     nic_drain(S, T, par, b, n, now)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def nic_drain(S, T, par, b, n, now):
     EQ = S.ej_q.shape[2]
     while S.ej_cnt[b, n] > 0:
@@ -107,6 +108,13 @@ def nic_drain(S, T, par, b, n, now):
                     return
                 S.ej_blk[b, n] = 1   # head-of-line: wait for rank r to free a slot
                 return
+            src = S.pk_src[b, h]
+            if S.pk_seq[b, h] != S.seq_rx[b, r, src]:
+                S.status[b] |= ERR_INVARIANT   # overtaking between one pair of ranks
+                S.err_info[b, 0] = r
+                S.err_info[b, 1] = src
+                return
+            S.seq_rx[b, r, src] += 1
             mailbox_write(S, par, b, r, h)
             wake_rank(S, b, r, now)
         elif kind == PK_RMA_GET:
@@ -145,7 +153,7 @@ def nic_drain(S, T, par, b, n, now):
         pk_free(S, b, h)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def on_ej_credit(S, T, b, n, flits, now):
     r = T.node_router[n]
     p = T.node_port[n]
@@ -153,36 +161,37 @@ def on_ej_credit(S, T, b, n, flits, now):
     request_arb(S, b, r, p, now)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def splitmix64(x):
-    x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-    return x ^ (x >> 31)
+    """SplitMix64 finalizer on uint64 (wrapping arithmetic)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def draw(par, S, b, n):
-    """Counter-based random stream of node n: (seed, node, counter) -> 64 bits. No hidden state
+    """Counter-based random stream of node n: (seed, node, counter) -> uint64. No hidden state
     beyond the counter, so a member's draws do not depend on its batch."""
     c = S.syn_ctr[b, n]
     S.syn_ctr[b, n] = c + 1
-    seed = par[b, P_SEED] & 0xFFFFFFFFFFFFFFFF
-    return splitmix64(splitmix64(seed ^ (n * 0xD1B54A32D192ED03 & 0xFFFFFFFFFFFFFFFF)) ^ c)
+    key = splitmix64(np.uint64(par[b, P_SEED]) ^ (np.uint64(n) * np.uint64(0xD1B54A32D192ED03)))
+    return splitmix64(key ^ np.uint64(c))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def next_gap(par, S, b, n):
     """Cycles to the next Bernoulli success (geometric law) of the node's packet source."""
     p32 = par[b, P_GEN_P32]
     if p32 >= (1 << 32):
         return 1
-    u = ((draw(par, S, b, n) >> 11) + 1) * (1.0 / 9007199254740992.0)  # (0, 1]
+    u = (float(draw(par, S, b, n) >> np.uint64(11)) + 1.0) * (1.0 / 9007199254740992.0)  # (0, 1]
     p = p32 / 4294967296.0
     return 1 + int(math.floor(math.log(u) / math.log1p(-p)))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def on_gen(S, T, par, b, n, now):
     """Synthetic source of node n creates one packet (uniform random or permutation)."""
     N = T.node_router.shape[0]
@@ -192,7 +201,7 @@ def on_gen(S, T, par, b, n, now):
     if par[b, P_SYNTH] == 2:
         dst = S.syn_dest[b, n]
     else:
-        dst = int(draw(par, S, b, n) % (N - 1))
+        dst = int(draw(par, S, b, n) % np.uint64(N - 1))
         if dst >= n:
             dst += 1
     in_window = w0 <= now < w1

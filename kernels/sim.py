@@ -7,18 +7,18 @@ results are bit-identical whether it runs alone or in any batch.
 """
 from numba import njit
 
-from extoll_vec.dtypes import (ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS, EV_ARB, EV_ARRIVE,
-                               EV_CREDIT, EV_EJ_CREDIT, EV_GEN, EV_INFREE, EV_NIC_CREDIT,
+from extoll_vec.dtypes import (ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS, EV_ARB,
+                               EV_CREDIT, EV_EJ_CREDIT, EV_GEN, EV_NIC_CREDIT,
                                EV_NIC_DRAIN, EV_NIC_RX, EV_NIC_TX, EV_RANK, P_DRAIN, P_MAX_CYCLES,
                                P_MEASURE, P_NO_PROGRESS, P_SYNTH, P_WARMUP)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.host import rank_step
-from extoll_vec.kernels.network import arbitrate, on_arrive, on_credit, on_infree
+from extoll_vec.kernels.network import arbitrate, on_credit
 from extoll_vec.kernels.nic import next_gap, nic_drain, nic_rx, nic_tx, on_ej_credit, on_gen
 from extoll_vec.kernels.wheel import next_time, pending, pop_at, pull_far, release, schedule
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy")
 def start(S, T, par, starts):
     """Initial events of every member: each rank's CPU runs at cycle 0 (program counter at its
     program's first row), or each node's synthetic source draws its first packet."""
@@ -37,16 +37,12 @@ def start(S, T, par, starts):
                 schedule(S, b, 0, EV_RANK, r, 0, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy")
 def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
-    if k == EV_ARRIVE:
-        on_arrive(S, b, a, bb, now)
-    elif k == EV_ARB:
+    if k == EV_ARB:
         arbitrate(S, T, par, b, a, bb, now)
     elif k == EV_CREDIT:
-        on_credit(S, b, a, bb, c, now)
-    elif k == EV_INFREE:
-        on_infree(S, b, a, bb, now)
+        on_credit(S, T, par, b, a, bb, c, now)
     elif k == EV_NIC_TX:
         nic_tx(S, T, par, b, a, now)
     elif k == EV_NIC_RX:
@@ -64,14 +60,14 @@ def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
         nic_drain(S, T, par, b, a, now)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy")
 def _member_finished(S, par, b):
     if par[b, P_SYNTH] != 0:
         return True
     return S.ranks_done[b] == S.rk_pc.shape[1]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, error_model="numpy")
 def advance(S, T, par, ops, t_stop):
     """Run every unfinished, error-free member until t_stop or completion. Returns the number of
     members still running."""

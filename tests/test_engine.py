@@ -1,0 +1,157 @@
+"""Hand-checkable cases of the engine: closed-form latency, ordering, back-pressure, packet counts,
+LiMIC, rendezvous, batching identity, deadlock reports and synthetic traffic."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from extoll_vec import dtypes as D
+from extoll_vec.config import MpiConfig, from_dict
+from extoll_vec.engine import RESULT_VARIABLES, Batch, run_batch, simulate
+from extoll_vec.errors import SimulationError
+from extoll_vec.workloads import ProgramBuilder
+
+ZERO_HOST = {"pio_ns": 0.0, "retrieve_ns": 0.0, "match_ns": 0.0, "credit_ns": 0.0,
+             "limic_ns": 0.0, "limic_ns_per_kb": 0.0}
+
+
+def program_cfg(dims, rpn, **sections):
+    n = int(np.prod(dims)) * rpn
+    d = {"topology": {"kind": "mesh", "dims": list(dims)}, "mpi": {"ranks_per_node": rpn},
+         "workload": {"kind": "program", "ranks": n}}
+    for k, v in sections.items():
+        d.setdefault(k, {}).update(v)
+    return from_dict(d)
+
+
+def run_one(cfg, prog):
+    return run_batch([cfg], programs=[prog])
+
+
+@pytest.mark.parametrize("hops,nbytes", [(1, 0), (2, 40), (3, 10), (5, 0), (5, 40)])
+def test_one_packet_arrives_at_closed_form_time(hops, nbytes):
+    """k routers, k+1 links, L-1 cycles of serialization (network.py docstring)."""
+    lat, rd, flit = 3, 5, 8
+    cfg = program_cfg([6], 1, network={"link_latency": lat, "router_delay": rd, "flit_bytes": flit,
+                                       "cycle_ns": 1.0}, host=ZERO_HOST)
+    pb = ProgramBuilder(6)
+    pb.send(0, hops, nbytes)
+    pb.recv(hops, 0, nbytes)
+    res = run_one(cfg, pb.build("one packet"))
+    k = hops + 1                                   # routers on the path
+    L = -(-(16 + nbytes + 8 + cfg.network.packet_header_bytes) // flit)
+    expected = k * rd + (k + 1) * lat + L - 1
+    assert res["packets_sent"][0, 0, 0] == 1
+    assert round(res["rank_time_us"][0, hops] * 1000) == expected
+
+
+def test_two_messages_keep_their_order_and_packets_are_sequenced():
+    cfg = program_cfg([3], 2, mpi={"limic": False})
+    pb = ProgramBuilder(6)
+    pb.isend(0, 5, 2048).isend(0, 5, 100).isend(0, 5, 0).waitall(0)
+    pb.recv(5, 0, 2048).recv(5, 0, 100).recv(5, 0, 0)
+    b = Batch([cfg], [pb.build()])
+    b.run()
+    # the NIC checked every packet's per-pair sequence number on the way into the mailbox
+    assert b.S.seq_rx[0, 5, 0] == b.S.seq_tx[0, 0, 5] == 37 + 3 + 1
+    assert b.results()["messages_received"][0, 5] == 3
+
+
+def test_full_mailbox_blocks_the_sender_and_loses_nothing():
+    cfg = program_cfg([2], 1, protocol={"name": "backpressure", "mailbox_slots": 8})
+    pb = ProgramBuilder(2)
+    for _ in range(4):
+        pb.isend(0, 1, 2048)
+    pb.waitall(0)
+    pb.compute(1, 100_000)                        # the receiver is busy for 100 us
+    for _ in range(4):
+        pb.recv(1, 0, 2048)
+    res = run_one(cfg, pb.build())
+    assert res["mailbox_max_slots"][0, 1] == 8    # full, never above
+    assert res["messages_received"][0, 1] == 4
+    assert res["packets_sent"][0, 0, 0] == 4 * 37
+    assert res["packets_delivered"][0] == 4 * 37
+    assert res["stall_us"][0, 0] > 50             # the sender's CPU was held by back-pressure
+    assert res["exec_time_us"][0] > 100
+
+
+def test_2kb_is_37_velo_packets():
+    assert MpiConfig().packets(2048) == 37
+    cfg = program_cfg([2], 1)
+    pb = ProgramBuilder(2)
+    pb.send(0, 1, 2048).recv(1, 0, 2048)
+    res = run_one(cfg, pb.build())
+    assert res["packets_sent"][0, 0].tolist() == [37, 0, 0]
+
+
+def test_limic_messages_create_no_network_traffic():
+    pb = ProgramBuilder(4)
+    pb.send(0, 1, 2048).recv(1, 0, 2048).send(2, 3, 512).recv(3, 2, 512)
+    prog = pb.build()
+    res = run_one(program_cfg([2], 2), prog)
+    assert res["packets_sent"].sum() == 0 and res["packets_delivered"][0] == 0
+    assert res["messages_received"][0].tolist() == [0, 1, 0, 1]
+    off = run_one(program_cfg([2], 2, mpi={"limic": False}), prog)
+    assert off["packets_sent"][0, :, 0].sum() == 37 + 10
+
+
+def test_rendezvous_moves_data_over_rma():
+    cfg = program_cfg([2], 1)
+    pb = ProgramBuilder(2)
+    pb.send(0, 1, 8192).recv(1, 0, 8192)
+    res = run_one(cfg, pb.build())
+    sent = res["packets_sent"][0]
+    assert sent[0].tolist() == [1, 0, 8192 // 256]   # request packet; RMA data from the NIC
+    assert sent[1].tolist() == [0, 0, 1]              # the receiver's GET
+    assert res["messages_received"][0, 1] == 1
+
+
+def _four():
+    base = {"topology": {"kind": "mesh", "dims": [2, 2]}, "mpi": {"ranks_per_node": 4},
+            "workload": {"kind": "alltoall", "ranks": 16, "message_bytes": 512}}
+    c = from_dict(base)
+    return [c,
+            c.replace(**{"protocol.name": "window", "protocol.mailbox_slots": 128, "seed": 3}),
+            c.replace(**{"protocol.name": "backpressure", "protocol.mailbox_slots": 256,
+                         "host.pio_ns": 90.0}),
+            c.replace(**{"workload.message_bytes": 1000, "network.link_latency": 7})]
+
+
+def test_batch_of_four_equals_four_single_runs():
+    cfgs = _four()
+    together = run_batch(cfgs)
+    for i, c in enumerate(cfgs):
+        alone = run_batch([c])
+        for name in RESULT_VARIABLES:
+            np.testing.assert_array_equal(together[name][i], alone[name][0], err_msg=name)
+    reordered = run_batch(cfgs[::-1])
+    for name in RESULT_VARIABLES:
+        np.testing.assert_array_equal(reordered[name][::-1], together[name], err_msg=name)
+
+
+def test_deadlock_is_reported_with_stuck_ranks():
+    cfg = from_dict({"topology": {"kind": "mesh", "dims": [2, 2]}, "mpi": {"ranks_per_node": 4},
+                     "protocol": {"name": "backpressure", "mailbox_slots": 16},
+                     "workload": {"kind": "alltoall", "ranks": 16, "message_bytes": 2048}})
+    with pytest.raises(SimulationError) as exc:
+        run_batch([cfg])
+    msg = str(exc.value)
+    assert "deadlock" in msg and "ranks unfinished" in msg and "nic-backpressure" in msg
+    assert "\n" not in msg
+
+
+def test_uniform_traffic_offered_load_and_latency():
+    cfg = from_dict({"topology": {"kind": "mesh", "dims": [4, 4]},
+                     "workload": {"kind": "uniform", "injection_rate": 0.1, "packet_flits": 4,
+                                  "warmup_cycles": 1000, "measure_cycles": 20000}})
+    ds = simulate([cfg])
+    offered = float(ds.offered_flits_per_node_cycle[0])
+    accepted = float(ds.accepted_flits_per_node_cycle[0])
+    assert offered == pytest.approx(0.1, rel=0.05)
+    assert accepted == pytest.approx(offered, rel=0.05)       # far below saturation
+    zero_load = 2 * cfg.network.router_delay + 3 * cfg.network.link_latency + 3
+    assert float(ds.packet_latency_cycles_mean[0]) >= zero_load
+    again = simulate([cfg])
+    assert float(again.packet_latency_cycles_mean[0]) == float(ds.packet_latency_cycles_mean[0])
+    other = simulate([cfg.replace(seed=1)])
+    assert float(other.packet_latency_cycles_mean[0]) != float(ds.packet_latency_cycles_mean[0])
