@@ -26,6 +26,7 @@ FIELDS = {
     "last_progress": (TIME, ("B",), 0),
     "events": (CNT, ("B",), 0),
     "delivered": (CNT, ("B",), 0),         # packets taken out of the network by a NIC
+    "hops": (CNT, ("B",), 0),              # router traversals (packet-hops), for benchmarks
     "ranks_done": (I64, ("B",), 0),
     # event calendar (kernels/wheel.py)
     "ev_t": (TIME, ("B", "E"), 0), "ev_k": (I32, ("B", "E"), 0), "ev_a": (I32, ("B", "E"), 0),
@@ -51,7 +52,7 @@ FIELDS = {
     "ip_busy": (TIME, ("B", "R", "P"), 0),
     # NICs (kernels/nic.py)
     "nq": (IDX, ("B", "N", "FQ"), -1), "nq_head": (I32, ("B", "N"), 0), "nq_cnt": (I32, ("B", "N"), 0),
-    "nic_busy": (TIME, ("B", "N"), 0), "nic_cr": (I32, ("B", "N"), 0), "nic_rr": (I32, ("B", "N"), 0),
+    "nic_busy": (TIME, ("B", "N"), 0), "nic_txt": (TIME, ("B", "N"), -1), "nic_cr": (I32, ("B", "N"), 0), "nic_rr": (I32, ("B", "N"), 0),
     "nw": (IDX, ("B", "N", "NW"), -1), "nw_head": (I32, ("B", "N"), 0), "nw_cnt": (I32, ("B", "N"), 0),
     "ej_q": (IDX, ("B", "N", "EQ"), -1), "ej_head": (I32, ("B", "N"), 0), "ej_cnt": (I32, ("B", "N"), 0),
     "ej_flits": (I32, ("B", "N"), 0), "ej_blk": (I32, ("B", "N"), 0),

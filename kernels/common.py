@@ -73,7 +73,15 @@ def nic_push(S, par, b, node, h, now):
     Q = S.nq.shape[2]
     S.nq[b, node, (S.nq_head[b, node] + S.nq_cnt[b, node]) % Q] = h
     S.nq_cnt[b, node] += 1
-    schedule(S, b, now, EV_NIC_TX, node, 0, 0)
+    request_tx(S, b, node, max(now, S.nic_busy[b, node]))
+
+
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+def request_tx(S, b, node, t):
+    """Ask the NIC to inject at cycle t (once per cycle)."""
+    if S.nic_txt[b, node] != t:
+        S.nic_txt[b, node] = t
+        schedule(S, b, t, EV_NIC_TX, node, 0, 0)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)

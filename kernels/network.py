@@ -130,6 +130,7 @@ def arbitrate(S, T, par, b, r, po, now):
     S.ip_busy[b, r, pi] = t_free
     S.op_busy[b, r, po] = t_free
     S.op_util[b, r, po] += L
+    S.hops[b] += 1
     if others:
         request_arb(S, b, r, po, t_free)
     # the input reads its next packets from t_free on

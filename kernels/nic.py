@@ -22,7 +22,8 @@ from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_INVARIANT, ERR_MAILBOX_O
                                P_MAILBOX_HARD, P_MEASURE, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, P_WARMUP, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT)
-from extoll_vec.kernels.common import flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new, wake_rank
+from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
+                                      request_tx, wake_rank)
 from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write
 from extoll_vec.kernels.network import request_arb, router_accept
 from extoll_vec.kernels.wheel import schedule
@@ -39,6 +40,7 @@ SY_REFUSED = 5    # packets not generated because the source queue was full
 @njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def nic_tx(S, T, par, b, n, now):
     if S.nic_busy[b, n] > now:
+        request_tx(S, b, n, S.nic_busy[b, n])
         return
     has_pio = S.nq_cnt[b, n] > 0
     has_rma = S.rq_cnt[b, n] > 0
@@ -75,7 +77,8 @@ def nic_tx(S, T, par, b, n, now):
     S.nic_rr[b, n] = 0 if use_rma else 1
     S.nic_cr[b, n] -= L
     S.nic_busy[b, n] = now + L
-    schedule(S, b, now + L, EV_NIC_TX, n, 0, 0)
+    if S.nq_cnt[b, n] > 0 or S.rq_cnt[b, n] > 0:
+        request_tx(S, b, n, now + L)
     router_accept(S, T, par, b, T.node_router[n], T.node_port[n], 0, h, now)
 
 
@@ -130,7 +133,7 @@ def nic_drain(S, T, par, b, n, now):
             S.rq[b, n, k, 4] = S.pk_aux[b, h]
             S.rq[b, n, k, 5] = S.pk_aux2[b, h]
             S.rq_cnt[b, n] += 1
-            schedule(S, b, now, EV_NIC_TX, n, 0, 0)
+            request_tx(S, b, n, max(now, S.nic_busy[b, n]))
         elif kind == PK_RMA_DATA:
             if S.pk_last[b, h] == 1:
                 complete_recv(S, b, r, S.pk_aux2[b, h], 0, now)

@@ -37,7 +37,7 @@ def start(S, T, par, starts):
                 schedule(S, b, 0, EV_RANK, r, 0, 0)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy")
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
     if k == EV_ARB:
         arbitrate(S, T, par, b, a, bb, now)
@@ -60,7 +60,7 @@ def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
         nic_drain(S, T, par, b, a, now)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy")
+@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def _member_finished(S, par, b):
     if par[b, P_SYNTH] != 0:
         return True

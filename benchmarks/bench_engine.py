@@ -1,0 +1,47 @@
+"""Engine throughput (issue 2): wall seconds, simulated cycles per second and packet-hops per
+second for the alltoall-1024 reference run and for uniform random traffic on the 4x4x4 mesh.
+
+    python benchmarks/bench_engine.py [--quick]
+
+Runs on one core (one process, one batch member). The first run in a fresh checkout compiles the
+kernels (minutes); the figures below exclude compilation by warming up on a tiny run first.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from extoll_vec.engine import Batch
+from extoll_vec.examples import get_example
+
+
+def measure(name, cfg):
+    t0 = time.perf_counter()
+    batch = Batch([cfg])
+    t1 = time.perf_counter()
+    batch.run()
+    t2 = time.perf_counter()
+    S = batch.S
+    wall = t2 - t1
+    cycles = int(S.now[0])
+    res = batch.results()
+    print(f"{name:<16} setup {t1 - t0:6.2f} s  run {wall:7.2f} s  "
+          f"simulated {cycles:>11,} cycles = {res['exec_time_us'][0] if batch.configs[0].n_ranks else cycles * cfg.network.cycle_ns / 1000:10.1f} us  "
+          f"{cycles / wall:10.3g} cycles/s  {int(S.hops[0]) / wall:10.3g} packet-hops/s  "
+          f"{int(S.delivered[0]):>11,} packets  {int(S.events[0]) / wall:9.3g} events/s", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="alltoall-256 instead of alltoall-1024")
+    args = ap.parse_args()
+    Batch([get_example("tiny")]).run()   # load or compile the kernels outside the timings
+    a2a = get_example("alltoall-256" if args.quick else "alltoall-1024")
+    measure("alltoall-256" if args.quick else "alltoall-1024", a2a)
+    uni = get_example("uniform")
+    measure("uniform 0.2", uni)
+    measure("uniform 0.5", uni.replace(**{"workload.injection_rate": 0.5}))
+
+
+if __name__ == "__main__":
+    main()
