@@ -38,7 +38,7 @@ def main() -> None:
     Batch([get_example("tiny")]).run()   # load or compile the kernels outside the timings
     a2a = get_example("alltoall-256" if args.quick else "alltoall-1024")
     measure("alltoall-256" if args.quick else "alltoall-1024", a2a)
-    uni = get_example("uniform")
+    uni = get_example("uniform").replace(**{"workload.measure_cycles": 200_000})
     measure("uniform 0.2", uni)
     measure("uniform 0.5", uni.replace(**{"workload.injection_rate": 0.5}))
 

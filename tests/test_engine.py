@@ -155,3 +155,13 @@ def test_uniform_traffic_offered_load_and_latency():
     assert float(again.packet_latency_cycles_mean[0]) == float(ds.packet_latency_cycles_mean[0])
     other = simulate([cfg.replace(seed=1)])
     assert float(other.packet_latency_cycles_mean[0]) != float(ds.packet_latency_cycles_mean[0])
+
+
+def test_no_progress_watchdog_stops_the_run():
+    """Events keep flowing (sources generate) but nothing is delivered for longer than the
+    limit: the watchdog stops the run instead of spinning."""
+    cfg = from_dict({"topology": {"kind": "mesh", "dims": [4, 4]},
+                     "workload": {"kind": "uniform", "injection_rate": 0.05},
+                     "limits": {"no_progress_us": 0.004}})
+    with pytest.raises(SimulationError, match="no progress"):
+        simulate([cfg])
