@@ -1,0 +1,127 @@
+"""Named analysis targets (`extoll-vec tables NAME --from STORE.zarr`).
+
+A target turns a result Dataset into a Table. Modules listed in TARGET_MODULES define targets
+with the @target decorator; they are imported on first use, so adding a target is adding a
+module to that list.
+"""
+from __future__ import annotations
+
+import csv
+import importlib
+import inspect
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import ConfigError
+
+TARGET_MODULES = ("extoll_vec.analysis.summary", "extoll_vec.analysis.extoll_tables")
+
+
+@dataclass
+class Table:
+    """Rows of values under named columns, printable as text or CSV."""
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    notes: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def _text(v: Any) -> str:
+        if isinstance(v, float):
+            return "nan" if math.isnan(v) else f"{v:.6g}"
+        return str(v)
+
+    def to_text(self) -> str:
+        cells = [self.columns] + [[self._text(v) for v in r] for r in self.rows]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(self.columns))]
+        lines = [self.title]
+        for j, r in enumerate(cells):
+            lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip())
+            if j == 0:
+                lines.append("  ".join("-" * w for w in widths))
+        return "\n".join(lines + self.notes)
+
+    def to_csv(self) -> str:
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(self.columns)
+        for r in self.rows:
+            w.writerow([repr(v) if isinstance(v, float) else v for v in r])
+        return out.getvalue()
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    help: str
+    compute: Callable[[Any], Table]    # result Dataset -> Table
+
+    @property
+    def needs_store(self) -> bool:
+        """False for targets that compute without a result store (fn.needs_store = False);
+        they are called with ds=None."""
+        return getattr(self.compute, "needs_store", True)
+
+
+TARGETS: dict[str, Target] = {}
+_loaded = False
+
+
+def target(name: str, help: str):
+    """Decorator registering `fn(ds) -> Table` as target `name`."""
+    def deco(fn: Callable[[Any], Table]) -> Callable[[Any], Table]:
+        if name in TARGETS:
+            raise RuntimeError(f"target {name!r} registered twice")
+        TARGETS[name] = Target(name, help, fn)
+        return fn
+    return deco
+
+
+def load_targets() -> dict[str, Target]:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for mod in TARGET_MODULES:
+            importlib.import_module(mod)
+    return TARGETS
+
+
+def get_target(name: str) -> Target:
+    targets = load_targets()
+    if name not in targets:
+        raise ConfigError("tables", f"unknown target {name!r}; allowed: {', '.join(targets)}")
+    return targets[name]
+
+
+def compute(name: str, path=None, out_dir=None) -> Table:
+    """Target `name` from the result store at `path` (None only for targets that need none).
+
+    With out_dir, a target whose function takes ``out_dir`` writes its own files there (CSV,
+    figures); for any other target the table is written as ``out_dir/NAME.csv``."""
+    tgt = get_target(name)
+    if path is None and tgt.needs_store:
+        raise ConfigError("--from", f"required: the result store to compute {name} from")
+    own = out_dir is not None and "out_dir" in inspect.signature(tgt.compute).parameters
+    kwargs = {"out_dir": out_dir} if own else {}
+    if path is None:
+        table = tgt.compute(None, **kwargs)
+    else:
+        from ..sweep.store import open_sweep
+        ds = open_sweep(path)
+        try:
+            table = tgt.compute(ds, **kwargs)
+        finally:
+            ds.close()
+    if out_dir is not None and not own:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{name}.csv").write_text(table.to_csv())
+    return table
+
+
+def compute_from_store(name: str, path) -> Table:
+    """Target `name` computed from the result store at `path` (no simulation)."""
+    return compute(name, path)

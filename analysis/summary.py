@@ -1,0 +1,64 @@
+"""Target `summary`: one row per completed point, in sweep-grid order, with the sweep axes as
+the leading columns and the main result figures (rank values reduced over each point's ranks)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import Table, target
+
+
+def _ranks_sum(v) -> np.ndarray:
+    """Per point, the sum over its ranks (padding: NaN or -1, ignored)."""
+    a = np.asarray(v.values)
+    if a.dtype.kind == "f":
+        return np.nansum(a, axis=1)
+    return np.where(a >= 0, a, 0).sum(axis=1)
+
+
+def _ranks_max(v) -> np.ndarray:
+    a = np.asarray(v.values, dtype=np.float64)
+    if a.shape[1] == 0:
+        return np.full(a.shape[0], np.nan)
+    a = np.where(a >= 0, a, -np.inf).max(axis=1)
+    return np.where(np.isfinite(a), a, np.nan)
+
+
+@target("summary", "per point: sweep axes, exec_time_us, stall, delayed sends, mailbox maximum, "
+                   "control packets, busiest link")
+def summary(ds) -> Table:
+    from ..sweep.store import MASK, sweep_axes
+    axes = sweep_axes(ds)
+    n_all = ds.sizes["point"]
+    if MASK in ds:
+        ds = ds.isel(point=np.flatnonzero(ds[MASK].values))
+    ds = ds.load()
+    key_cols = [a["coord"] for a in axes] or ["protocol_name", "workload_kind"]
+    synth = any(str(k) in ("uniform", "permutation") for k in ds["workload_kind"].values)
+    cols = {
+        "exec_time_us": ds.exec_time_us,
+        "stall_us_total": _ranks_sum(ds.stall_us),
+        "sends_delayed": _ranks_sum(ds.sends_delayed),
+        "mailbox_max": _ranks_max(ds.mailbox_max_slots),
+        "control_packets": _ranks_sum(ds.packets_sent.sel(kind="control")),
+        "max_link_util": ds.max_link_utilization,
+    }
+    if synth:
+        cols["accepted"] = ds.accepted_flits_per_node_cycle
+        cols["latency_cycles"] = ds.packet_latency_cycles_mean
+    ints = {"sends_delayed", "mailbox_max", "control_packets"}
+    rows = []
+    for j in range(ds.sizes["point"]):
+        row = [int(ds.point.values[j]) if "point" in ds.coords else j]
+        row += [_py(ds[c].values[j]) for c in key_cols]
+        for name, v in cols.items():
+            x = float(np.asarray(v)[j])
+            row.append(int(x) if name in ints and not np.isnan(x) else x)
+        rows.append(row)
+    name = ds.attrs.get("sweep_name", "run")
+    notes = [] if len(rows) == n_all else [f"({len(rows)} of {n_all} points completed)"]
+    return Table(f"summary of {name}: {len(rows)} points", ["point"] + key_cols + list(cols),
+                 rows, notes)
+
+
+def _py(v):
+    return v.item() if hasattr(v, "item") else str(v)

@@ -1,0 +1,471 @@
+"""Sweep specifications (YAML) -> the sweep's points: one RunConfig each, on a grid of axes.
+
+A spec file (see sweeps/*.yaml)::
+
+    name: smoke                       # identifier of the sweep (default: the file name)
+    description: ...                  # optional, free text
+    base:                             # the configuration every point starts from
+      example: tiny                   #   optional: a named example (extoll-vec examples)
+      protocol: {window: 8}           #   RunConfig sections, as in a config file
+    axes:                             # the grid: the product of all axes, the first slowest
+      protocol.name: [backpressure, window]                # a list of values
+      protocol.mailbox_slots: {range: [512, 2048, 512]}    # start, stop (inclusive), step
+      network.buffer_flits: {range: {start: 40, stop: 160, factor: 2}}   # geometric
+      credits:                                             # a zipped axis (named): the keys
+        zip: {protocol.window: [4, 8], protocol.threshold: [2, 4]}   # vary together
+        labels: [small, large]                             # optional coordinate labels
+    repeat: {count: 3, seed: 100}     # optional: innermost axis `rep`, seeds 100, 101, 102
+                                      # (or {seeds: [1, 7, 9]}, or just a count)
+    derived:                          # optional: fields computed per point, in order
+      workload.ranks: "nodes * mpi.ranks_per_node"        # expressions: see sweep/expr.py
+
+Points are numbered in row-major order of the axes (the last axis, or `rep`, varies fastest),
+so the point axis reshapes to the grid. Every error raises SpecError naming the file position
+and the key; a point whose values do not make a valid RunConfig names the point and the key.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import SECTIONS, RunConfig, TopologyConfig, from_dict
+from ..errors import ConfigError, SpecError
+from . import yamlpos
+from .expr import ExprError, evaluate
+
+TOP_KEYS = ("name", "description", "base", "axes", "repeat", "derived")
+REP_AXIS = "rep"
+# names a zipped axis may not take (dims, variables and coordinates of a result Dataset)
+RESERVED_NAMES = {"point", "rank", "kind", "completed", REP_AXIS}
+
+
+def config_keys() -> dict[str, Any]:
+    """Every dotted RunConfig key (``protocol.name``, ..., ``seed``) -> its default."""
+    out = {}
+    for sec, cls in SECTIONS.items():
+        inst = cls()
+        for f in dataclasses.fields(cls):
+            out[f"{sec}.{f.name}"] = getattr(inst, f.name)
+    out["seed"] = 0
+    return out
+
+
+def coord_name(key: str) -> str:
+    """The result Dataset coordinate of a config key (dataset.CONFIG_COORDS naming)."""
+    return key.replace(".", "_")
+
+
+def label_of(value: Any) -> Any:
+    """A value as the result Dataset shows it (tuples as "4x4x4")."""
+    if isinstance(value, (tuple, list)):
+        return "x".join(str(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One dimension of the sweep grid."""
+    name: str                      # config key (single-key axis), zip name, or "rep"
+    keys: tuple[str, ...]          # config keys it sets
+    values: tuple[tuple, ...]      # per position: one value per key
+    labels: tuple                  # per position: the coordinate value
+    coord: str                     # coordinate (along `point`) that holds the labels
+
+    @property
+    def size(self) -> int:
+        return len(self.values)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "keys": list(self.keys), "coord": self.coord,
+                "labels": [label_of(v) for v in self.labels],
+                "values": [[label_of(v) if isinstance(v, tuple) else v for v in vs]
+                           for vs in self.values]}
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """An expanded sweep: its axes and one validated RunConfig per grid point."""
+    name: str
+    axes: tuple[Axis, ...]
+    configs: tuple[RunConfig, ...]
+    path: str | None = None
+    text: str = ""
+    description: str = ""
+    fingerprint: str = field(default="", compare=False)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(a.size for a in self.axes)
+
+    @property
+    def n_points(self) -> int:
+        return len(self.configs)
+
+    def index(self, point: int) -> tuple[int, ...]:
+        """Position of a point on every axis."""
+        import numpy as np
+        return tuple(int(i) for i in np.unravel_index(point, self.shape)) if self.axes else ()
+
+    def labels(self, point: int) -> dict[str, Any]:
+        """axis name -> label of a point."""
+        return {a.name: a.labels[i] for a, i in zip(self.axes, self.index(point))}
+
+    def describe(self, point: int) -> str:
+        return ", ".join(f"{k}={label_of(v)}" for k, v in self.labels(point).items())
+
+
+def fingerprint(axes: tuple[Axis, ...], configs: tuple[RunConfig, ...]) -> str:
+    """Identity of a sweep: its axes and resolved configs (not the text, comments or names)."""
+    blob = json.dumps({"axes": [a.to_json() for a in axes],
+                       "configs": [c.to_dict() for c in configs]}, sort_keys=True,
+                      separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# ---- loading -------------------------------------------------------------------------------------
+class _Ctx:
+    """Raises SpecErrors with file positions."""
+
+    def __init__(self, path: str | None, positions: dict):
+        self.path, self.positions = path, positions
+
+    def error(self, keypath: tuple, message: str, shown: str | None = None) -> SpecError:
+        pos = None
+        for n in range(len(keypath), -1, -1):  # the nearest enclosing entry that has a position
+            pos = self.positions.get(tuple(keypath[:n]))
+            if pos:
+                break
+        line, col = pos or (None, None)
+        key = shown if shown is not None else ".".join(str(k) for k in keypath) or "spec"
+        return SpecError(self.path, key, message, line, col)
+
+
+def load_sweep(path: str | os.PathLike) -> Sweep:
+    """Read and expand a sweep spec file; SpecError for anything wrong in it."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise SpecError(path, "spec", "file not found") from None
+    except OSError as exc:
+        raise SpecError(path, "spec", f"cannot read: {exc.strerror or exc}") from None
+    data, positions = yamlpos.load(text, path)
+    default_name = os.path.splitext(os.path.basename(path))[0]
+    return build_sweep(data, path=path, positions=positions, text=text, default_name=default_name)
+
+
+def build_sweep(data: Any, path: str | None = None, positions: dict | None = None,
+                text: str = "", default_name: str = "sweep") -> Sweep:
+    """Expand spec data (as loaded from YAML) into a Sweep."""
+    ctx = _Ctx(path, positions or {})
+    if not isinstance(data, dict):
+        raise ctx.error((), f"a sweep spec is a mapping with keys {', '.join(TOP_KEYS)}")
+    for k in data:
+        if k not in TOP_KEYS:
+            raise ctx.error((k,), f"unknown key; allowed: {', '.join(TOP_KEYS)}")
+    name = data.get("name", default_name)
+    if not isinstance(name, str) or not name.strip():
+        raise ctx.error(("name",), f"got {name!r}; allowed: a non-empty string")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ctx.error(("description",), "must be a string")
+    known = config_keys()
+    base, origin = _base(data.get("base"), ctx)
+    axes = _axes(data.get("axes"), ctx, known)
+    if "repeat" in data:
+        if any("seed" in a.keys for a in axes):
+            raise ctx.error(("repeat",), "seed is already an axis; use either repeat or a "
+                                         "seed axis")
+        axes.append(_repeat(data["repeat"], ctx, base.get("seed", 0)))
+    for a in axes:
+        for k in a.keys:
+            origin[k] = ("axes", a.name) if a.name != REP_AXIS else ("repeat",)
+    derived = _derived(data.get("derived"), ctx, known, axes)
+    for k in derived:
+        origin[k] = ("derived", k)
+    configs = _expand(base, tuple(axes), derived, ctx, origin)
+    if not text:  # built from data: keep the spec in the store as YAML all the same
+        import yaml
+        text = yaml.safe_dump(data, sort_keys=False)
+    axes = _final_labels(tuple(axes), configs, ctx)
+    return Sweep(name=name.strip(), axes=axes, configs=configs, path=path, text=text,
+                 description=description, fingerprint=fingerprint(axes, configs))
+
+
+def _base(raw: Any, ctx: _Ctx) -> tuple[dict, dict]:
+    """The base config as a nested dict, and where each dotted key of it was set."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ctx.error(("base",), "must be a mapping of config sections (and `example`)")
+    raw = dict(raw)
+    origin: dict[str, tuple] = {}
+    if "example" in raw:
+        from ..examples import get_example
+        try:
+            base = get_example(raw.pop("example")).to_dict()
+        except ConfigError as exc:
+            raise ctx.error(("base", "example"), exc.message) from None
+    else:
+        base = RunConfig().to_dict()
+    allowed = list(SECTIONS) + ["seed", "example"]
+    for sec, value in raw.items():
+        if sec not in allowed:
+            raise ctx.error(("base", sec), f"unknown section; allowed: {', '.join(allowed)}")
+        if sec == "seed":
+            base["seed"] = value
+            origin["seed"] = ("base", "seed")
+            continue
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise ctx.error(("base", sec), "must be a mapping of fields")
+        fields = {f.name for f in dataclasses.fields(SECTIONS[sec])}
+        for f, v in value.items():
+            if f not in fields:
+                raise ctx.error(("base", sec, f), f"unknown key; allowed: {', '.join(fields)}",
+                                f"{sec}.{f}")
+            base[sec][f] = v
+            origin[f"{sec}.{f}"] = ("base", sec, f)
+    return base, origin
+
+
+def _check_key(key: Any, ctx: _Ctx, keypath: tuple, known: dict) -> str:
+    if not isinstance(key, str) or key not in known:
+        sec = key.split(".")[0] if isinstance(key, str) else None
+        if sec in SECTIONS:
+            allowed = ", ".join(k for k in known if k.startswith(sec + "."))
+            raise ctx.error(keypath, f"unknown config key; allowed: {allowed}", str(key))
+        raise ctx.error(keypath, "unknown config key; allowed: SECTION.FIELD with a section "
+                                 f"of {', '.join(SECTIONS)}, or seed", str(key))
+    return key
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _values(raw: Any, ctx: _Ctx, keypath: tuple) -> list:
+    """An axis' values: a list, or {range: [start, stop, step]} / {range: {start, stop,
+    step | factor}} with an inclusive stop."""
+    if isinstance(raw, list):
+        vals = raw
+    elif isinstance(raw, dict) and set(raw) == {"range"}:
+        r = raw["range"]
+        rp = keypath + ("range",)
+        if isinstance(r, list) and len(r) == 3:
+            r = dict(zip(("start", "stop", "step"), r))
+        if not isinstance(r, dict) or set(r) - {"start", "stop", "step", "factor"} \
+                or not {"start", "stop"} <= set(r) or len({"step", "factor"} & set(r)) != 1:
+            raise ctx.error(rp, "expected [start, stop, step] or {start, stop, step} or "
+                                "{start, stop, factor} (stop inclusive)")
+        if not all(_number(v) for v in r.values()):
+            raise ctx.error(rp, f"start, stop, step/factor must be numbers, got {r}")
+        vals = _range(r, ctx, rp)
+    else:
+        raise ctx.error(keypath, "expected a list of values or {range: [start, stop, step]}")
+    if not vals:
+        raise ctx.error(keypath, "empty axis (no values)")
+    return vals
+
+
+def _range(r: dict, ctx: _Ctx, rp: tuple) -> list:
+    start, stop = r["start"], r["stop"]
+    ints = all(isinstance(v, int) for v in r.values())
+    out: list = []
+    if "step" in r:
+        step = r["step"]
+        if step == 0 or (stop - start) * step < 0:
+            raise ctx.error(rp, f"step {step} never goes from {start} to {stop}")
+        n = int(math.floor((stop - start) / step + 1e-9)) + 1
+        out = [start + i * step if ints else round(start + i * step, 12) for i in range(n)]
+    else:
+        f = r["factor"]
+        if start == 0 or f <= 0 or f == 1 or (stop / start < 1) != (f < 1) and stop != start:
+            raise ctx.error(rp, f"factor {f} never goes from {start} to {stop}")
+        v = start
+        while (v <= stop * (1 + 1e-12)) if f > 1 else (v >= stop * (1 - 1e-12)):
+            out.append(v if ints else round(v, 12))
+            v = v * f
+            if len(out) > 100_000:
+                break
+    if len(out) > 100_000:
+        raise ctx.error(rp, "more than 100000 values")
+    return out
+
+
+def _axes(raw: Any, ctx: _Ctx, known: dict) -> list[Axis]:
+    if raw is None:
+        return []
+    if not isinstance(raw, dict):
+        raise ctx.error(("axes",), "must be a mapping: config key -> values, or name -> {zip: ...}")
+    axes, set_keys = [], {}
+    for name, spec in raw.items():
+        kp = ("axes", name)
+        if isinstance(spec, dict) and "zip" in spec:
+            extra = set(spec) - {"zip", "labels"}
+            if extra:
+                raise ctx.error(kp + (sorted(extra)[0],), "unknown key; allowed: zip, labels")
+            if not isinstance(name, str) or not name.isidentifier() or name in known \
+                    or name in RESERVED_NAMES or coord_name(name) in {coord_name(k) for k in known}:
+                raise ctx.error(kp, "a zipped axis needs a new identifier as its name (not a "
+                                    f"config key or one of {', '.join(sorted(RESERVED_NAMES))})",
+                                str(name))
+            z = spec["zip"]
+            if not isinstance(z, dict) or not z:
+                raise ctx.error(kp + ("zip",), "expected a mapping config key -> values")
+            cols = {}
+            for k, v in z.items():
+                cols[_check_key(k, ctx, kp + ("zip", k), known)] = _values(v, ctx, kp + ("zip", k))
+            lengths = {k: len(v) for k, v in cols.items()}
+            if len(set(lengths.values())) != 1:
+                raise ctx.error(kp + ("zip",), "zipped lists differ in length: " +
+                                ", ".join(f"{k} has {n}" for k, n in lengths.items()))
+            n = next(iter(lengths.values()))
+            labels = spec.get("labels")
+            if labels is not None:
+                if not isinstance(labels, list) or len(labels) != n or not all(
+                        isinstance(x, (str, int, float)) and not isinstance(x, bool)
+                        for x in labels):
+                    raise ctx.error(kp + ("labels",), f"expected {n} strings or numbers")
+            keys = tuple(cols)
+            values = tuple(tuple(cols[k][i] for k in keys) for i in range(n))
+            axis = Axis(name, keys, values, tuple(labels) if labels else (), name)
+        else:
+            key = _check_key(name, ctx, kp, known)
+            vals = _values(spec, ctx, kp)
+            axis = Axis(key, (key,), tuple((v,) for v in vals), (), coord_name(key))
+        for k in axis.keys:
+            if k in set_keys:
+                raise ctx.error(kp, f"{k} is already set by axis {set_keys[k]}", k)
+            set_keys[k] = axis.name
+        axes.append(axis)
+    return axes
+
+
+def _repeat(raw: Any, ctx: _Ctx, base_seed: Any) -> Axis:
+    kp = ("repeat",)
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        raw = {"count": raw}
+    if not isinstance(raw, dict) or set(raw) - {"count", "seed", "seeds"}:
+        raise ctx.error(kp, "expected a count, {count: N, seed: S} or {seeds: [...]}")
+    if "seeds" in raw:
+        if set(raw) != {"seeds"}:
+            raise ctx.error(kp, "give either seeds or count (and seed), not both")
+        seeds = raw["seeds"]
+        if not isinstance(seeds, list) or not seeds:
+            raise ctx.error(kp + ("seeds",), "expected a non-empty list of integers")
+    else:
+        count, first = raw.get("count"), raw.get("seed", base_seed)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise ctx.error(kp + ("count",) if "count" in raw else kp,
+                            f"got {count!r}; allowed: an integer >= 1")
+        if not isinstance(first, int) or isinstance(first, bool):
+            raise ctx.error(kp + ("seed",), f"got {first!r}; allowed: an integer")
+        seeds = [first + i for i in range(count)]
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds) \
+            or len(set(seeds)) != len(seeds):
+        raise ctx.error(kp, f"seeds must be distinct integers, got {seeds}")
+    return Axis(REP_AXIS, ("seed",), tuple((s,) for s in seeds), tuple(range(len(seeds))), REP_AXIS)
+
+
+def _derived(raw: Any, ctx: _Ctx, known: dict, axes: list[Axis]) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ctx.error(("derived",), "must be a mapping: config key -> expression")
+    on_axes = {k: a.name for a in axes for k in a.keys}
+    out = {}
+    for k, v in raw.items():
+        key = _check_key(k, ctx, ("derived", k), known)
+        if key in on_axes:
+            raise ctx.error(("derived", k), f"is set by axis {on_axes[key]}; a key is either an "
+                                            "axis or derived")
+        out[key] = v
+    return out
+
+
+def _env(d: dict) -> dict:
+    env = {sec: d[sec] for sec in SECTIONS}
+    env["seed"] = d["seed"]
+    try:
+        topo = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d["topology"].items()}
+        env["nodes"] = TopologyConfig(**topo).n_nodes
+    except (TypeError, ValueError):
+        env["nodes"] = None
+    return env
+
+
+def _set(d: dict, key: str, value: Any) -> None:
+    if key == "seed":
+        d["seed"] = value
+    else:
+        sec, f = key.split(".", 1)
+        d[sec][f] = value
+
+
+def _expand(base: dict, axes: tuple[Axis, ...], derived: dict, ctx: _Ctx,
+            origin: dict) -> tuple[RunConfig, ...]:
+    configs = []
+    for n, combo in enumerate(itertools.product(*(range(a.size) for a in axes))):
+        d = copy.deepcopy(base)
+        for a, i in zip(axes, combo):
+            for k, v in zip(a.keys, a.values[i]):
+                _set(d, k, copy.deepcopy(v))
+        for k, v in derived.items():
+            if isinstance(v, str):
+                try:
+                    v = evaluate(v, _env(d))
+                except ExprError as exc:
+                    raise ctx.error(("derived", k), f"{exc} (point {n})", k) from None
+            _set(d, k, v)
+        try:
+            configs.append(from_dict(d))
+        except ConfigError as exc:
+            where = ", ".join(f"{a.name}={label_of(a.values[i][0])}" if len(a.keys) == 1
+                              else f"{a.name}[{i}]" for a, i in zip(axes, combo))
+            field_ = exc.field if exc.field in origin else exc.field.split(".")[0]
+            kp = origin.get(exc.field) or origin.get(field_) or (("axes",) if axes else ("base",))
+            raise ctx.error(kp, f"{exc.message} (point {n}: {where or 'the base'})",
+                            exc.field) from None
+    return tuple(configs)
+
+
+def _final_labels(axes: tuple[Axis, ...], configs: tuple[RunConfig, ...], ctx: _Ctx
+                  ) -> tuple[Axis, ...]:
+    """Give every axis its coordinate labels (as the result Dataset shows the values) and
+    check they are distinct, so the point axis unstacks into the grid."""
+    out = []
+    stride = len(configs)
+    for a in axes:
+        stride //= a.size
+        if a.labels:
+            labels = tuple(a.labels)
+        elif len(a.keys) == 1 and a.name != REP_AXIS:
+            labels = tuple(label_of(_get(configs[i * stride], a.keys[0])) for i in range(a.size))
+        else:  # zipped without labels: the first key's values if distinct, else 0..n-1
+            first = tuple(label_of(v[0]) for v in a.values)
+            ok = len(set(first)) == len(first) and all(isinstance(x, (str, int, float))
+                                                       for x in first)
+            labels = first if ok else tuple(range(a.size))
+        if len(set(labels)) != len(labels):
+            kp = ("repeat",) if a.name == REP_AXIS else ("axes", a.name)
+            dup = next(x for x in labels if labels.count(x) > 1)
+            raise ctx.error(kp, f"duplicate value {dup!r} on the axis")
+        out.append(dataclasses.replace(a, labels=labels))
+    return tuple(out)
+
+
+def _get(cfg: RunConfig, key: str) -> Any:
+    if key == "seed":
+        return cfg.seed
+    sec, f = key.split(".", 1)
+    return getattr(getattr(cfg, sec), f)

@@ -1,0 +1,290 @@
+"""One zarr store per sweep: created up front, filled batch by batch, resumable.
+
+Layout: a result Dataset (dataset.SCHEMA, config coordinates, attrs) over the sweep's full point
+axis, plus
+- ``completed`` (bool, point): True once a point's results are in the store. Unfinished points
+  read as padding (NaN / -1) and completed False;
+- one coordinate per sweep axis that is not a config coordinate already (zipped axes, ``rep``);
+- attrs ``sweep_name``, ``sweep_fingerprint`` (identity of the points: spec.fingerprint),
+  ``sweep_spec`` (the spec file text), ``sweep_axes`` (JSON: name, keys, coord, labels of every
+  axis, in grid order), ``git_revision``, plus dataset.py's version, schema and configs.
+
+Every variable is chunked one point per chunk along ``point``, so writes of different points
+never touch the same chunk file. The client writes a finished batch's points (data first, then
+``completed``) with Ctrl-C deferred until the write is done, so an interrupted sweep leaves a
+valid store whose completed points are exactly the finished ones.
+
+Zarr format 3 without consolidated metadata, as dataset.py (consolidated metadata is not part of
+the format 3 specification and zarr warns about it; a sweep store's metadata is written once, at
+creation, and a local open reads a few dozen small JSON files).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import StoreError
+from .spec import Sweep
+
+MASK = "completed"
+SWEEP_ATTRS = ("sweep_name", "sweep_fingerprint", "sweep_spec", "sweep_axes", "git_revision")
+
+
+# ---- provenance ----------------------------------------------------------------------------------
+def git_revision() -> str:
+    """The source checkout's commit (+ "-dirty" with uncommitted changes), or "unknown".
+
+    Read-only: --no-optional-locks keeps git from refreshing the index."""
+    src = Path(__file__).resolve().parent
+    git = ["git", "--no-optional-locks", "-C", str(src)]
+    try:
+        rev = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10)
+        if rev.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+# ---- creating and checking -----------------------------------------------------------------------
+def _template(sweep: Sweep):
+    """The store's Dataset with lazy (dask) fill values for the data and the mask."""
+    import dask.array as da
+
+    from ..dataset import SCHEMA, build_dataset
+    from ..dtypes import KIND_CLASSES
+
+    configs = list(sweep.configs)
+    sizes = {"point": len(configs), "rank": max(c.n_ranks for c in configs),
+             "kind": len(KIND_CLASSES)}
+    fills = {name: np.broadcast_to(np.array(var.fill, var.dtype),
+                                   tuple(sizes[d] for d in var.dims))
+             for name, var in SCHEMA.items()}
+    attrs = {"sweep_name": sweep.name, "sweep_fingerprint": sweep.fingerprint,
+             "sweep_spec": sweep.text,
+             "sweep_axes": json.dumps([a.to_json() for a in sweep.axes], separators=(",", ":")),
+             "git_revision": git_revision()}
+    ds = build_dataset(configs, fills, attrs=attrs)
+    encoding = {}
+    for name, var in SCHEMA.items():
+        shape = tuple(sizes[d] for d in var.dims)
+        chunks = tuple(1 if d == "point" else max(sizes[d], 1) for d in var.dims)
+        ds[name] = (var.dims, da.full(shape, var.fill, dtype=var.dtype,
+                                      chunks=(sizes["point"],) + shape[1:]), ds[name].attrs)
+        encoding[name] = {"chunks": chunks, "fill_value": var.fill}
+    ds.coords["point"] = ("point", np.arange(sizes["point"], dtype=np.int64),
+                          {"description": "point number in the sweep (row-major grid order)"})
+    ds[MASK] = (("point",), da.zeros(sizes["point"], dtype=bool, chunks=sizes["point"]),
+                {"description": "the point's results are in the store"})
+    encoding[MASK] = {"chunks": (1,), "fill_value": False}
+    index = np.array([sweep.index(i) for i in range(len(configs))], dtype=np.int64)
+    for k, a in enumerate(sweep.axes):
+        if a.coord not in ds.coords:
+            labels = np.asarray(a.labels)
+            if labels.dtype.kind == "U":
+                labels = labels.astype(np.dtypes.StringDType())
+            ds.coords[a.coord] = ("point", labels[index[:, k]],
+                                  {"description": f"sweep axis {a.name} ({', '.join(a.keys)})"})
+    return ds, encoding
+
+
+def create_store(path: str | os.PathLike, sweep: Sweep, overwrite: bool = False) -> Path:
+    """Create the empty store of a sweep (written aside, then renamed into place)."""
+    from ..dataset import check_writable
+    p = check_writable(path, overwrite)
+    ds, encoding = _template(sweep)
+    token = f"{os.getpid()}-{secrets.token_hex(4)}"
+    tmp = p.parent / f".{p.name}.partial-{token}"
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        ds.to_zarr(tmp, mode="w-", compute=False, zarr_format=3, consolidated=False,
+                   encoding=encoding)
+        if p.exists() or p.is_symlink():
+            check_writable(path, overwrite)
+            old = p.parent / f".{p.name}.old-{token}"
+            os.rename(p, old)
+            os.rename(tmp, p)
+            shutil.rmtree(old)
+        else:
+            os.rename(tmp, p)
+    except OSError as exc:
+        raise StoreError(path, f"cannot write: {exc.strerror or exc}") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return p
+
+
+def _open_group(path: str | os.PathLike, mode: str = "r"):
+    import zarr
+    p = Path(path)
+    if not (p / "zarr.json").is_file():
+        raise StoreError(path, "not a zarr format 3 store (no zarr.json)")
+    try:
+        return zarr.open_group(str(p), mode=mode, zarr_format=3)
+    except Exception as exc:  # zarr raises many types for a damaged store
+        raise StoreError(path, f"unreadable zarr store ({type(exc).__name__})") from None
+
+
+def prepare_store(path: str | os.PathLike, sweep: Sweep, overwrite: bool = False) -> np.ndarray:
+    """Make `path` the store of `sweep` and return its completed mask (bool per point).
+
+    A missing path is created; an existing store of the same sweep is resumed; with
+    overwrite=True an existing store is replaced. Anything else raises StoreError."""
+    p = Path(path)
+    if overwrite or not (p.exists() or p.is_symlink()):
+        create_store(p, sweep, overwrite)
+        return np.zeros(sweep.n_points, dtype=bool)
+    check_same_sweep(p, sweep)
+    return read_completed(p)
+
+
+def check_same_sweep(path: str | os.PathLike, sweep: Sweep) -> None:
+    """StoreError unless the store at `path` holds exactly the points of `sweep`."""
+    p = Path(path)
+    if not p.is_dir():
+        raise StoreError(path, "exists and is not a zarr store; refusing to overwrite it")
+    attrs = dict(_open_group(p).attrs)
+    if "sweep_fingerprint" not in attrs:
+        raise StoreError(path, "exists and is not a sweep store (no sweep_fingerprint); choose "
+                               "another path or overwrite it explicitly (--overwrite)")
+    if attrs["sweep_fingerprint"] != sweep.fingerprint:
+        n = len(json.loads(attrs.get("configs", "[]")))
+        raise StoreError(path, f"holds a different sweep ({attrs.get('sweep_name')!r}, {n} "
+                               f"points) than {sweep.path or sweep.name} ({sweep.name!r}, "
+                               f"{sweep.n_points} points); choose another path or overwrite it "
+                               "explicitly (--overwrite)")
+
+
+def read_completed(path: str | os.PathLike) -> np.ndarray:
+    return np.asarray(_open_group(path)[MASK][:], dtype=bool)
+
+
+# ---- writing -------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def deferred_interrupt():
+    """Hold Ctrl-C (SIGINT) until the block is done, then raise KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda *a: received.append(True))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            raise KeyboardInterrupt
+
+
+def _runs(points: Sequence[int]) -> list[tuple[int, int, int]]:
+    """(first row, start point, stop point) of each run of consecutive points."""
+    out, row = [], 0
+    pts = list(points)
+    while row < len(pts):
+        end = row + 1
+        while end < len(pts) and pts[end] == pts[end - 1] + 1:
+            end += 1
+        out.append((row, pts[row], pts[end - 1] + 1))
+        row = end
+    return out
+
+
+class StoreWriter:
+    """Writes finished points into a sweep store (one process at a time: the client)."""
+
+    def __init__(self, path: str | os.PathLike):
+        from ..dataset import SCHEMA
+        self.path = Path(path)
+        self.group = _open_group(path, mode="r+")
+        self.arrays = {name: self.group[name] for name in SCHEMA}
+        self.mask = self.group[MASK]
+        self.rank_width = self.arrays["rank_time_us"].shape[1]
+        self.schema = SCHEMA
+
+    def _padded(self, name: str, a: np.ndarray) -> np.ndarray:
+        var = self.schema[name]
+        a = np.asarray(a)
+        if "rank" in var.dims and a.shape[1] != self.rank_width:
+            out = np.full((a.shape[0], self.rank_width) + a.shape[2:], var.fill, var.dtype)
+            out[:, :a.shape[1]] = a
+            return out
+        return a.astype(var.dtype, copy=False)
+
+    def write(self, points: Sequence[int], arrays: Mapping[str, Any]) -> None:
+        """Store the results of `points` (ascending; row j of every array is points[j])."""
+        order = np.argsort(points, kind="stable")
+        pts = [int(points[j]) for j in order]
+        data = {name: self._padded(name, np.asarray(arrays[name])[order]) for name in self.schema}
+        try:
+            with deferred_interrupt():
+                for row, a, b in _runs(pts):
+                    for name, arr in self.arrays.items():
+                        arr[a:b] = data[name][row:row + b - a]
+                for row, a, b in _runs(pts):
+                    self.mask[a:b] = True
+        except OSError as exc:
+            raise StoreError(self.path, f"cannot write: {exc.strerror or exc}") from None
+
+
+# ---- reading -------------------------------------------------------------------------------------
+def open_sweep(path: str | os.PathLike, completed_only: bool = False, chunks: Any = None):
+    """The Dataset of a result store (a sweep store or an `extoll-vec run -o` store).
+
+    completed_only=True drops the points a sweep has not finished yet. Raises StoreError for a
+    missing, unreadable or foreign store."""
+    from ..dataset import open_result
+    ds = open_result(path, chunks=chunks)
+    if completed_only and MASK in ds:
+        ds = ds.isel(point=np.flatnonzero(ds[MASK].values))
+    return ds
+
+
+def sweep_axes(ds) -> list[dict]:
+    """The axes of a sweep Dataset in grid order: dicts with name, keys, coord, labels.
+    Empty for a store that is not a sweep."""
+    return json.loads(ds.attrs.get("sweep_axes", "[]"))
+
+
+def dense(ds):
+    """The sweep as an N-D Dataset: the point axis reshaped into one dimension per sweep axis
+    (named by the axis coordinate, labelled in spec order). Needs every point (the full store,
+    not completed_only); unfinished points hold padding and completed=False. Loads the data."""
+    import xarray as xr
+    axes = sweep_axes(ds)
+    shape = tuple(len(a["labels"]) for a in axes)
+    if int(np.prod(shape)) != ds.sizes["point"]:
+        raise ValueError(f"dense() needs all {int(np.prod(shape))} points of the sweep, the "
+                         f"Dataset has {ds.sizes['point']}")
+    dims = tuple(a["coord"] for a in axes)
+    data_vars, coords = {}, {}
+    for name, var in ds.variables.items():
+        if "point" not in var.dims:
+            target = coords if name in ds.coords else data_vars
+            target[name] = var
+            continue
+        if name in dims:
+            continue
+        v = var.transpose("point", ...)
+        new_dims = dims + v.dims[1:]
+        values = np.asarray(v.values).reshape(shape + v.shape[1:])
+        target = coords if name in ds.coords else data_vars
+        target[name] = xr.Variable(new_dims, values, v.attrs)
+    for a, d in zip(axes, dims):
+        labels = np.asarray(ds[a["coord"]].values).reshape(shape)
+        labels = np.moveaxis(labels, dims.index(d), 0).reshape(len(a["labels"]), -1)[:, 0]
+        coords[d] = xr.Variable((d,), labels, ds[a["coord"]].attrs)
+    return xr.Dataset(data_vars, coords=coords, attrs=ds.attrs)

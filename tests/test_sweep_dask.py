@@ -1,0 +1,213 @@
+"""Sweeps on a real distributed LocalCluster (worker processes) into real zarr stores:
+1 vs 2 workers bit-identical, a worker killed mid-sweep, Ctrl-C and resume, failing points,
+and the CLI end to end (a subprocess interrupted with SIGINT, then rerun)."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from extoll_vec.cli import main
+from extoll_vec.sweep import build_sweep, open_sweep
+from extoll_vec.sweep.cluster import connect, load_cluster_spec
+from extoll_vec.sweep.runner import run_sweep
+from extoll_vec.sweep.store import read_completed
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# every protocol, two message sizes, two seeds: 12 points of the tiny alltoall
+SPEC = {
+    "name": "dask-test",
+    "base": {"example": "tiny", "protocol": {"window": 8, "threshold": 4}},
+    "axes": {
+        "fc": {"zip": {"protocol.name": ["none", "backpressure", "window"],
+                       "protocol.mailbox_slots": [0, 512, 64]}},
+        "workload.message_bytes": [512, 2048],
+    },
+    "repeat": 2,
+}
+# slower points (about 0.2 s each) so that a kill or an interrupt lands mid-sweep
+SLOW = {
+    "name": "slow",
+    "base": {"example": "tiny", "protocol": {"mailbox_slots": 512}},
+    "axes": {"protocol.name": ["backpressure", "window"],
+             "workload.iterations": [60, 70, 80, 90]},
+}
+
+
+@pytest.fixture(scope="module")
+def client2():
+    with connect(load_cluster_spec(workers=2), quiet=True) as client:
+        client.wait_for_workers(2)
+        yield client
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, client2):
+    """The 12-point sweep on 2 workers (also the reference for later tests)."""
+    path = tmp_path_factory.mktemp("ref") / "ref.zarr"
+    res = run_sweep(build_sweep(SPEC), path, client2, quiet=True)
+    assert res.complete and res.computed == 12 and not res.failed
+    return path
+
+
+def assert_same_store(a, b):
+    """Every variable and coordinate equal bit for bit (NaN patterns included), same attrs."""
+    da, db = open_sweep(a).load(), open_sweep(b).load()
+    assert set(da.variables) == set(db.variables)
+    for name in da.variables:
+        va, vb = da[name].values, db[name].values
+        assert va.dtype == vb.dtype and va.shape == vb.shape, name
+        if va.dtype.kind in "fiub":
+            assert va.tobytes() == vb.tobytes(), name
+        else:
+            assert [str(x) for x in va.ravel()] == [str(x) for x in vb.ravel()], name
+    assert da.attrs == db.attrs
+
+
+def test_sweep_matches_the_engine_in_one_process(reference):
+    from extoll_vec.engine import simulate
+    sw = build_sweep(SPEC)
+    ds = open_sweep(reference).load()
+    assert ds.completed.values.all()
+    direct = simulate(list(sw.configs))
+    for name in direct.data_vars:
+        np.testing.assert_array_equal(ds[name].values, direct[name].values, err_msg=name)
+
+
+def _kernel_loads() -> tuple[int, int]:
+    """(compiled signatures, cache loads + compilations) of the main kernel in this process."""
+    from extoll_vec.kernels import sim
+    d = sim.advance
+    return len(d.overloads), sum(d._cache_hits.values()) + sum(d._cache_misses.values())
+
+
+def test_kernels_load_once_per_worker_not_per_task(reference, client2):
+    # the 12-point reference sweep ran several batches on each worker
+    for worker, (signatures, loads) in client2.run(_kernel_loads).items():
+        assert signatures == 1 and loads == 1, worker
+
+
+def test_one_worker_gives_a_bit_identical_store(reference, tmp_path):
+    path = tmp_path / "one.zarr"
+    with connect(load_cluster_spec(workers=1), quiet=True) as client1:
+        assert len(client1.scheduler_info()["workers"]) == 1
+        res = run_sweep(build_sweep(SPEC), path, client1, quiet=True)
+    assert res.complete and res.computed == 12
+    assert_same_store(reference, path)
+
+
+def test_interrupt_then_resume_computes_only_the_missing_points(reference, tmp_path, client2):
+    path = tmp_path / "int.zarr"
+    sw = build_sweep(SPEC)
+
+    def interrupt(points, result):
+        if result.computed >= 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(sw, path, client2, quiet=True, max_batch=1, on_batch=interrupt)
+    stored = int(read_completed(path).sum())
+    assert 3 <= stored < 12
+    ds = open_sweep(path, completed_only=True)         # a valid store with the finished points
+    assert ds.sizes["point"] == stored and not np.isnan(ds.exec_time_us.values).any()
+    res = run_sweep(sw, path, client2, quiet=True)
+    assert (res.already, res.computed) == (stored, 12 - stored)
+    assert_same_store(reference, path)
+    again = run_sweep(sw, path, client2, quiet=True)
+    assert (again.already, again.computed, again.batches) == (12, 0, 0)
+
+
+def test_failing_point_is_isolated_and_reported(tmp_path, client2):
+    spec = {"base": {"example": "tiny", "protocol": {"name": "backpressure"}},
+            "axes": {"protocol.mailbox_slots": [512, 64, 1024]}}   # 64 slots deadlock
+    path = tmp_path / "f.zarr"
+    res = run_sweep(build_sweep(spec), path, client2, quiet=True, max_batch=8)
+    assert [p for p, _ in res.failed] == [1]
+    assert "deadlock" in res.failed[0][1]
+    assert read_completed(path).tolist() == [True, False, True]
+    assert res.computed == 2 and not res.complete
+
+
+def test_killed_worker_is_replaced_and_its_batch_rerun(tmp_path, client2):
+    sw = build_sweep(SLOW)
+    path = tmp_path / "kill.zarr"
+    killed = []
+
+    def kill_a_busy_worker(points, result):
+        if killed:
+            return
+        busy = [w for w, keys in client2.processing().items() if keys]
+        assert busy, "no worker is running a batch"
+        pid = client2.run(os.getpid, workers=[busy[0]])[busy[0]]
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+
+    res = run_sweep(sw, path, client2, quiet=True, max_batch=1, on_batch=kill_a_busy_worker)
+    assert killed and res.complete and not res.failed
+    client2.wait_for_workers(2, timeout=60)
+    pids = set(client2.run(os.getpid).values())
+    assert killed[0] not in pids and len(pids) == 2     # the nanny started a new worker
+    from extoll_vec.engine import simulate
+    direct = simulate(list(sw.configs))
+    ds = open_sweep(path).load()
+    assert ds.completed.values.all()
+    for name in direct.data_vars:
+        np.testing.assert_array_equal(ds[name].values, direct[name].values, err_msg=name)
+
+
+def test_smoke_sweep_through_the_cli(tmp_path, capsys):
+    out = tmp_path / "smoke.zarr"
+    argv = ["sweep", str(ROOT / "sweeps" / "smoke.yaml"), "-o", str(out), "--workers", "2"]
+    assert main(argv + ["--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "summary of smoke: 8 points" in text
+    assert {"backpressure", "window"} <= set(text.split())
+    assert main(["tables", "summary", "--from", str(out), "-o", str(tmp_path / "t.csv")]) == 0
+    csv = (tmp_path / "t.csv").read_text().splitlines()
+    assert csv[0].startswith("point,protocol_name,protocol_mailbox_slots,exec_time_us")
+    assert len(csv) == 9
+
+
+def _sweep_cmd(spec: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "extoll_vec.cli", "sweep", str(spec), "-o", str(out),
+            "--workers", "2", "--batch-size", "1", *extra]
+
+
+def test_cli_ctrl_c_leaves_a_valid_store_and_rerun_finishes_it(tmp_path):
+    import yaml
+    spec = tmp_path / "slow.yaml"
+    spec.write_text(yaml.safe_dump(SLOW, sort_keys=False))
+    out = tmp_path / "slow.zarr"
+    proc = subprocess.Popen(_sweep_cmd(spec, out, "--quiet"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if (out / "completed").exists() and read_completed(out).sum() >= 1:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "rerun the same command" in err
+    stored = int(read_completed(out).sum())
+    assert 1 <= stored < 8, "the interrupt came too late to test anything"
+    assert open_sweep(out, completed_only=True).sizes["point"] == stored
+    rerun = subprocess.run(_sweep_cmd(spec, out), capture_output=True, text=True, cwd=tmp_path,
+                           timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    m = re.search(r"computing (\d+) of 8 points \((\d+) already in the store\)", rerun.stderr)
+    assert m and (int(m[1]), int(m[2])) == (8 - stored, stored), rerun.stderr
+    assert read_completed(out).all()
+    assert "summary of slow: 8 points" in rerun.stdout

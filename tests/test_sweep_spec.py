@@ -1,0 +1,239 @@
+"""Sweep specs, cluster files and batch planning (no cluster, no simulation)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from extoll_vec.cli import main
+from extoll_vec.errors import ConfigError, SpecError
+from extoll_vec.examples import get_example
+from extoll_vec.sweep import load_sweep
+from extoll_vec.sweep.cluster import load_cluster_spec
+from extoll_vec.sweep.expr import ExprError, evaluate
+from extoll_vec.sweep.plan import batch_size, plan_batches
+
+GOOD = """\
+name: good
+base: {example: tiny, protocol: {mailbox_slots: 64}}
+axes:
+  protocol.name: [backpressure, window]
+  credits:
+    zip: {protocol.window: [4, 8], protocol.threshold: [2, 4]}
+    labels: [small, large]
+  workload.message_bytes: {range: [512, 2048, 512]}
+repeat: {count: 2, seed: 7}
+derived:
+  protocol.mailbox_slots: "protocol.window * 16 + nodes"
+"""
+
+
+def write(tmp_path, text: str, name: str = "spec.yaml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_expansion_order_labels_and_derived(tmp_path):
+    sw = load_sweep(write(tmp_path, GOOD))
+    assert sw.name == "good" and sw.shape == (2, 2, 4, 2) and sw.n_points == 32
+    assert [a.name for a in sw.axes] == ["protocol.name", "credits", "workload.message_bytes",
+                                         "rep"]
+    assert [a.coord for a in sw.axes] == ["protocol_name", "credits", "workload_message_bytes",
+                                          "rep"]
+    assert sw.axes[1].labels == ("small", "large")
+    assert sw.axes[2].labels == (512, 1024, 1536, 2048)
+    # row-major: the last axis (rep) varies fastest
+    c = sw.configs
+    assert [x.seed for x in c[:4]] == [7, 8, 7, 8]
+    assert [x.workload.message_bytes for x in c[:4]] == [512, 512, 1024, 1024]
+    assert c[0].protocol.name == "backpressure" and c[16].protocol.name == "window"
+    assert (c[8].protocol.window, c[8].protocol.threshold) == (8, 4)
+    assert c[8].protocol.mailbox_slots == 8 * 16 + 4          # derived: window*16 + nodes
+    assert sw.labels(9) == {"protocol.name": "backpressure", "credits": "large",
+                            "workload.message_bytes": 512, "rep": 1}
+    assert sw.index(9) == (0, 1, 0, 1)
+    # the base example is kept where nothing overrides it
+    assert all(x.topology == get_example("tiny").topology for x in c)
+
+
+def test_fingerprint_ignores_comments_and_names_but_not_values(tmp_path):
+    a = load_sweep(write(tmp_path, GOOD, "a.yaml"))
+    b = load_sweep(write(tmp_path, "# a comment\n" + GOOD.replace("good", "other"), "b.yaml"))
+    c = load_sweep(write(tmp_path, GOOD.replace("[512, 2048, 512]", "[512, 2048, 1536]"),
+                         "c.yaml"))
+    assert a.fingerprint == b.fingerprint
+    assert a.fingerprint != c.fingerprint
+
+
+def test_ranges_geometric_and_seed_lists(tmp_path):
+    sw = load_sweep(write(tmp_path, """\
+        base: {example: tiny, protocol: {name: window}}
+        axes:
+          protocol.mailbox_slots: {range: {start: 64, stop: 1000, factor: 2}}
+          host.match_ns: {range: {start: 100, stop: 150, step: 25}}
+        repeat: {seeds: [3, 1]}
+        """))
+    assert sw.axes[0].labels == (64, 128, 256, 512)
+    assert sw.axes[1].labels == (100.0, 125.0, 150.0)      # float field: coerced like configs
+    assert [c.seed for c in sw.configs[:2]] == [3, 1]
+    assert sw.n_points == 4 * 3 * 2
+
+
+def test_no_axes_is_one_point(tmp_path):
+    sw = load_sweep(write(tmp_path, "base: {example: tiny}\n"))
+    assert sw.n_points == 1 and sw.shape == () and sw.describe(0) == ""
+
+
+@pytest.mark.parametrize("text, where, needle", [
+    ("base: {example: tiny}\naxes:\n  protocol.slots: [1]\n", ":3:3:",
+     "protocol.slots: unknown config key"),
+    ("base: {example: tiny}\nbogus: 1\n", ":2:1:", "bogus: unknown key"),
+    ("base: {example: tiny}\naxes:\n  protocol.name: []\n", ":3:3:", "empty axis"),
+    ("base: {example: tiny}\naxes:\n  protocol.name: [none, window]\n"
+     "  protocol.mailbox_slots: [64]\n", ":4:3:",
+     "protocol.mailbox_slots: got 64; allowed: 0 for protocol none"),
+    ("base: {example: tiny, workload: {bytes: 3}}\n", ":1:", "workload.bytes: unknown key"),
+    ("base: {example: nope}\n", ":1:", "unknown example 'nope'"),
+    ("base: {example: tiny}\naxes:\n  c:\n    zip: {protocol.window: [1, 2], "
+     "protocol.threshold: [1]}\n", ":4:5:", "zipped lists differ in length"),
+    ("base: {example: tiny}\naxes:\n  protocol.window: [4, 4]\n", ":3:3:",
+     "duplicate value 4"),
+    ("base: {example: tiny}\naxes:\n  protocol.name: [window]\n  protocol.name: [none]\n",
+     ":4:3:", "duplicate key"),
+    ("base: {example: tiny}\nderived:\n  protocol.window: \"protocol.nope + 1\"\n", ":3:3:",
+     "unknown field 'nope'"),
+    ("base: {example: tiny}\nderived:\n  protocol.window: \"__import__('os')\"\n", ":3:3:",
+     "unknown function '__import__'"),
+    ("base: {example: tiny}\naxes:\n  protocol.window: [2]\nderived:\n"
+     "  protocol.window: \"3\"\n", ":5:3:", "is set by axis"),
+    ("base: {example: tiny}\naxes:\n  seed: [1, 2]\nrepeat: 2\n", ":4:1:",
+     "seed is already an axis"),
+    ("base: {example: tiny}\naxes:\n  x: {range: [1, 5, -1]}\n", ":3:3:",
+     "x: unknown config key"),
+    ("base: {example: tiny}\naxes:\n  workload.iterations: {range: [1, 5, -1]}\n", ":3:",
+     "never goes from 1 to 5"),
+    ("base: {example: tiny\naxes: [\n", ":2:", "not valid YAML"),
+    ("[1, 2]\n", ":1:1:", "a sweep spec is a mapping"),
+])
+def test_malformed_specs_exit_2_with_one_line(tmp_path, capsys, text, where, needle):
+    spec = write(tmp_path, text)
+    with pytest.raises(SpecError):
+        load_sweep(spec)
+    rc = main(["sweep", str(spec), "--dry-run"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"extoll-vec: error: {spec}{where}"), lines[0]
+    assert needle in lines[0], lines[0]
+
+
+def test_missing_spec_file_and_missing_output(tmp_path, capsys):
+    assert main(["sweep", str(tmp_path / "none.yaml"), "--dry-run"]) == 2
+    assert "file not found" in capsys.readouterr().err
+    spec = write(tmp_path, "base: {example: tiny}\n")
+    assert main(["sweep", str(spec)]) == 2
+    assert "-o: required" in capsys.readouterr().err
+
+
+def test_dry_run_lists_points_batches_and_work(tmp_path, capsys):
+    spec = write(tmp_path, GOOD)
+    assert main(["sweep", str(spec), "--dry-run", "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "32 points on a 2 x 2 x 4 x 2 grid" in out
+    assert "axis credits [protocol.window, protocol.threshold] (2): small, large" in out
+    assert "   31      protocol.name=window, credits=large, workload.message_bytes=2048, rep=1" \
+        in out
+    assert "batches (8 for 2 worker(s)" in out
+    assert "work: 32 of 32 points to compute" in out and "packets" in out
+
+
+def test_expressions_are_sandboxed():
+    env = {"protocol": {"window": 8}, "nodes": 4, "seed": 0}
+    assert evaluate("max(1, protocol.window // 2) + nodes", env) == 8
+    assert evaluate("'a' if nodes > 2 else 'b'", env) == "a"
+    for bad in ("open('x')", "protocol.__class__", "(1).real", "2 ** 100000", "[x for x in []]"):
+        with pytest.raises(ExprError):
+            evaluate(bad, env)
+
+
+# ---- cluster files -------------------------------------------------------------------------------
+def test_cluster_default_and_overrides(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                      # no ./cluster.yaml here
+    spec = load_cluster_spec()
+    assert spec.kind == "local" and spec.workers >= 1
+    assert load_cluster_spec(workers=3).workers == 3
+    f = write(tmp_path, "cluster:\n  kind: slurm\n  slurm: {cores: 1, processes: 2}\n"
+                        "  scale: {jobs: 3}\n", "c.yaml")
+    assert load_cluster_spec(str(f)).workers == 6
+    assert load_cluster_spec(str(f), workers=4).scale == {"workers": 4}
+    f = write(tmp_path, "cluster:\n  kind: address\n  address: tcp://h:8786\n", "a.yaml")
+    with pytest.raises(ConfigError, match="--workers"):
+        load_cluster_spec(str(f), workers=2)
+
+
+def test_repository_cluster_yaml_is_valid():
+    from pathlib import Path
+    spec = load_cluster_spec(str(Path(__file__).parents[1] / "cluster.yaml"))
+    assert spec.kind == "local"
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("cluster:\n  kind: cloud\n", ":2:3: cluster.kind: got 'cloud'"),
+    ("cluster:\n  kind: local\n  local: {workers: 2}\n", ":3:11: cluster.local.workers: "
+                                                         "unknown key"),
+    ("cluster:\n  kidn: local\n", ":2:3: cluster.kidn: unknown key"),
+    ("clusters: {}\n", "expected a single top-level mapping"),
+])
+def test_malformed_cluster_files(tmp_path, capsys, text, needle):
+    f = write(tmp_path, text, "cluster.yaml")
+    spec = write(tmp_path, "base: {example: tiny}\n")
+    assert main(["sweep", str(spec), "--dry-run", "--cluster", str(f)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err, err
+
+
+def test_jobqueue_without_sbatch_fails_clearly(tmp_path, monkeypatch):
+    pytest.importorskip("dask_jobqueue")
+    from extoll_vec.sweep.cluster import connect
+    monkeypatch.setenv("PATH", str(tmp_path))        # no sbatch anywhere
+    f = write(tmp_path, "cluster:\n  kind: slurm\n  slurm: {cores: 1, memory: 1GiB}\n", "c.yaml")
+    with pytest.raises(ConfigError, match="sbatch not found"):
+        with connect(load_cluster_spec(str(f)), quiet=True):
+            pass
+
+
+# ---- planning ------------------------------------------------------------------------------------
+def test_batches_group_equal_shapes_and_balance(tmp_path):
+    from extoll_vec.engine import shape_key
+    sw = load_sweep(write(tmp_path, """\
+        base: {example: tiny, protocol: {name: window, mailbox_slots: 64}}
+        axes:
+          topology.dims: [[2, 2], [4, 1]]
+          protocol.window: [2, 4, 8, 16, 32]
+        derived:
+          protocol.threshold: "max(1, protocol.window // 2)"
+        """))
+    plan = plan_batches(sw.configs, range(sw.n_points), workers=2, max_batch=8)
+    covered = sorted(p for b in plan for p in b.points)
+    assert covered == list(range(10))
+    for b in plan:
+        assert len({shape_key(sw.configs[p]) for p in b.points}) == 1
+    assert max(len(b.points) for b in plan) == 2     # 10 points / (2 workers x 4) -> 2
+    assert batch_size(1000, 2, per_point_bytes=2**30, memory=2**31) == 2   # memory bound
+    assert batch_size(1000, 1, per_point_bytes=1, max_batch=5) == 5
+    assert batch_size(3, 4, per_point_bytes=1) == 1
+
+
+def test_memory_estimate_matches_engine_allocation():
+    from extoll_vec.engine import Batch
+    from extoll_vec.state import nbytes
+    from extoll_vec.sweep.plan import estimate
+    tiny = get_example("tiny")
+    for cfg in (tiny, tiny.replace(**{"protocol.name": "window", "protocol.mailbox_slots": 64}),
+                tiny.replace(**{"protocol.name": "backpressure",
+                                "protocol.mailbox_slots": 1024})):
+        real = nbytes(Batch([cfg]).S)
+        est = estimate(cfg).state_bytes
+        assert real <= est <= 1.1 * real, (cfg.protocol, real, est)

@@ -1,0 +1,67 @@
+"""`extoll-vec tables NAME --from STORE.zarr`: the target registry and the summary target, on
+stores filled with made-up results (no simulation)."""
+from __future__ import annotations
+
+import numpy as np
+
+from extoll_vec.cli import main
+from extoll_vec.dataset import build_dataset, write_zarr
+from extoll_vec.examples import get_example
+from extoll_vec.sweep import build_sweep
+from extoll_vec.sweep.store import StoreWriter, prepare_store
+
+from test_sweep_store import SPEC, fake_results
+
+
+def sweep_store(tmp_path, points):
+    sw = build_sweep(SPEC)
+    path = tmp_path / "s.zarr"
+    prepare_store(path, sw)
+    w = StoreWriter(path)
+    for p in points:
+        w.write([p], fake_results([sw.configs[p]], p))
+    return sw, path
+
+
+def test_list_unknown_and_missing_store(tmp_path, capsys):
+    assert main(["tables"]) == 0
+    assert capsys.readouterr().out.startswith("summary")
+    assert main(["tables", "nope", "--from", "x.zarr"]) == 2
+    assert "unknown target 'nope'; allowed: summary" in capsys.readouterr().err
+    assert main(["tables", "summary"]) == 2
+    assert "--from: required" in capsys.readouterr().err
+    assert main(["tables", "summary", "--from", str(tmp_path / "none.zarr")]) == 2
+    assert "no such result store" in capsys.readouterr().err
+
+
+def test_summary_of_a_partial_sweep(tmp_path, capsys):
+    sw, path = sweep_store(tmp_path, [3, 0, 9])
+    csv = tmp_path / "out" / "t.csv"
+    assert main(["tables", "summary", "--from", str(path), "-o", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "summary of store-test: 3 points" in out and "(3 of 16 points completed)" in out
+    lines = csv.read_text().splitlines()
+    assert lines[0] == ("point,protocol_name,sizes,protocol_window,rep,exec_time_us,"
+                        "stall_us_total,sends_delayed,mailbox_max,control_packets,max_link_util")
+    rows = [r.split(",") for r in lines[1:]]
+    assert [r[0] for r in rows] == ["0", "3", "9"]                 # grid order
+    assert rows[2][1:5] == ["window", "16", "4", "1"]
+    res = fake_results([sw.configs[9]], 9)
+    assert float(rows[2][5]) == res["exec_time_us"][0]            # CSV floats round-trip
+    assert int(rows[2][7]) == int(res["sends_delayed"][0].sum())
+
+
+def test_summary_of_a_run_store(tmp_path, capsys):
+    cfg = get_example("tiny")
+    path = write_zarr(build_dataset([cfg], fake_results([cfg])), tmp_path / "run.zarr")
+    assert main(["tables", "summary", "--from", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "summary of run: 1 points" in out and "protocol_name" in out
+    assert np.isfinite(float(out.splitlines()[-1].split()[3]))
+
+
+def test_out_dir_writes_name_csv(tmp_path, capsys):
+    _, path = sweep_store(tmp_path, [1, 2])
+    assert main(["tables", "summary", "--from", str(path), "--out", str(tmp_path / "o")]) == 0
+    lines = (tmp_path / "o" / "summary.csv").read_text().splitlines()
+    assert lines[0].startswith("point,") and len(lines) == 3
