@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from typing import Callable
 import secrets
 import shutil
 from dataclasses import dataclass
@@ -244,12 +245,20 @@ def write_zarr(ds: xr.Dataset, path: str | os.PathLike, overwrite: bool = False)
     problems = schema_problems(ds)
     if problems:
         raise ValueError("not a result Dataset: " + "; ".join(problems))
+    return write_atomically(path, overwrite, lambda tmp: ds.to_zarr(
+        tmp, mode="w-", zarr_format=3, consolidated=False))
+
+
+def write_atomically(path: str | os.PathLike, overwrite: bool,
+                     write: Callable[[Path], object]) -> Path:
+    """Run write(tmp) on a hidden sibling of `path`, then rename it into place, so a failed
+    write leaves nothing behind. The rules of check_writable apply before and at the rename."""
     p = check_writable(path, overwrite)
     token = f"{os.getpid()}-{secrets.token_hex(4)}"
     tmp = p.parent / f".{p.name}.partial-{token}"
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        ds.to_zarr(tmp, mode="w-", zarr_format=3, consolidated=False)
+        write(tmp)
         if p.exists() or p.is_symlink():
             check_writable(path, overwrite)  # appeared meanwhile: same rules
             old = p.parent / f".{p.name}.old-{token}"

@@ -23,8 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
-import shutil
 import signal
 import subprocess
 import threading
@@ -103,29 +101,10 @@ def _template(sweep: Sweep):
 
 def create_store(path: str | os.PathLike, sweep: Sweep, overwrite: bool = False) -> Path:
     """Create the empty store of a sweep (written aside, then renamed into place)."""
-    from ..dataset import check_writable
-    p = check_writable(path, overwrite)
+    from ..dataset import write_atomically
     ds, encoding = _template(sweep)
-    token = f"{os.getpid()}-{secrets.token_hex(4)}"
-    tmp = p.parent / f".{p.name}.partial-{token}"
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        ds.to_zarr(tmp, mode="w-", compute=False, zarr_format=3, consolidated=False,
-                   encoding=encoding)
-        if p.exists() or p.is_symlink():
-            check_writable(path, overwrite)
-            old = p.parent / f".{p.name}.old-{token}"
-            os.rename(p, old)
-            os.rename(tmp, p)
-            shutil.rmtree(old)
-        else:
-            os.rename(tmp, p)
-    except OSError as exc:
-        raise StoreError(path, f"cannot write: {exc.strerror or exc}") from None
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return p
+    return write_atomically(path, overwrite, lambda tmp: ds.to_zarr(
+        tmp, mode="w-", compute=False, zarr_format=3, consolidated=False, encoding=encoding))
 
 
 def _open_group(path: str | os.PathLike, mode: str = "r"):
