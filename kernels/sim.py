@@ -39,11 +39,18 @@ def start(S, T, par, starts):
 
 @njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
 def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
+    # request_arb/request_tx suppress duplicate requests for one cycle; once that cycle's
+    # event runs, a later request for the same cycle (a credit arriving after the failed
+    # arbitration) must schedule a new one, or the output would sleep forever
     if k == EV_ARB:
+        if S.op_arbt[b, a, bb] == now:
+            S.op_arbt[b, a, bb] = -1
         arbitrate(S, T, par, b, a, bb, now)
     elif k == EV_CREDIT:
         on_credit(S, T, par, b, a, bb, c, now)
     elif k == EV_NIC_TX:
+        if S.nic_txt[b, a] == now:
+            S.nic_txt[b, a] = -1
         nic_tx(S, T, par, b, a, now)
     elif k == EV_NIC_RX:
         nic_rx(S, T, par, b, a, bb, now)
