@@ -20,14 +20,14 @@ Array shapes: ib_q int32 [B, R, P, V, Q] (packet ids), ib_head/ib_cnt/ib_flits i
 cr int32 [B, R, P, V] (credits of output p for the downstream VC buffer), op_busy/op_arbt/op_util
 int64 [B, R, P], op_rr int32 [B, R, P], ip_busy int64 [B, R, P].
 """
-from numba import njit
+from extoll_vec.kernels.jit import inner
 
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT, EV_NIC_RX, P_BUF_FLITS, P_LINK_LAT,
                                P_ROUTER_DELAY)
 from extoll_vec.kernels.wheel import schedule
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def router_accept(S, T, par, b, r, p, v, h, now):
     """Packet h starts crossing the link into input (p, v) of router r at cycle now. Its
     buffer space was reserved by the upstream credits, so FIFO order on the link is kept by
@@ -52,12 +52,15 @@ def router_accept(S, T, par, b, r, p, v, h, now):
     t = now + par[b, P_LINK_LAT] + par[b, P_ROUTER_DELAY]
     S.pk_ready[b, h] = t
     if was_empty:
-        # the head of its queue competes as soon as it is ready; a packet behind others is
-        # brought forward when the input finishes reading its predecessor (arbitrate)
-        request_arb(S, b, r, out, t)
+        # the head of its queue competes as soon as it is ready and the input has finished
+        # reading its predecessor (which may have left only just now, after waiting at the
+        # head: then ip_busy is later than t, and an arbitration at t would fail on the busy
+        # input with nobody to retry it); a packet behind others is brought forward when the
+        # input finishes reading its predecessor (arbitrate)
+        request_arb(S, b, r, out, max(t, S.ip_busy[b, r, p]))
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def request_arb(S, b, r, po, t):
     """Ask output po to arbitrate at cycle t (once per cycle: later requests are duplicates)."""
     if S.op_arbt[b, r, po] != t:
@@ -65,7 +68,7 @@ def request_arb(S, b, r, po, t):
         schedule(S, b, t, EV_ARB, r, po, 0)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def on_credit(S, T, par, b, r, idx, flits, now):
     V = S.cr.shape[3]
     po = idx // V
@@ -73,7 +76,7 @@ def on_credit(S, T, par, b, r, idx, flits, now):
     arbitrate(S, T, par, b, r, po, now)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def arbitrate(S, T, par, b, r, po, now):
     """Output po of router r picks the next packet, round-robin over (input port, VC).
 
