@@ -1,0 +1,65 @@
+"""Numba kernels (installed as ``extoll_vec.kernels``) and the disk cache of their machine code.
+
+Numba keys a cached function on its own source file only: a change in a helper it inlines
+from another module, or in a constant of ``extoll_vec.dtypes`` frozen into it, would load the
+stale machine code. So the cache lives in a directory named after a hash of every kernel
+source, ``dtypes.py`` and the numba version: any change compiles afresh, and processes of the
+same version (Dask workers, later runs) share one cache. The directory is
+``$EXTOLL_VEC_CACHE_DIR`` or ``$NUMBA_CACHE_DIR`` or ``kernels/__pycache__`` (if writable,
+else ``~/.cache/extoll-vec``), plus ``numba-<hash>``. Other ``numba-*`` siblings are removed
+(in ``kernels/__pycache__`` at once; in a shared root once unused for a week).
+"""
+import hashlib
+import os
+import shutil
+import time
+from pathlib import Path
+
+import numba
+from numba.core import config as _numba_config
+
+from extoll_vec import dtypes as _dtypes
+
+_HERE = Path(__file__).resolve().parent
+_SOURCES = sorted(_HERE.glob("*.py")) + [Path(_dtypes.__file__)]
+
+
+def source_digest() -> str:
+    h = hashlib.sha256(numba.__version__.encode())
+    for p in _SOURCES:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("EXTOLL_VEC_CACHE_DIR") or os.environ.get("NUMBA_CACHE_DIR")
+    shared = bool(base)
+    if base:
+        root = Path(base)
+    else:
+        root = _HERE / "__pycache__"
+        try:
+            root.mkdir(exist_ok=True)
+            probe = root / f".probe-{os.getpid()}"
+            probe.touch()
+            probe.unlink()
+        except OSError:
+            root, shared = Path.home() / ".cache" / "extoll-vec", True
+    d = root / f"numba-{source_digest()}"
+    d.mkdir(parents=True, exist_ok=True)
+    # in-tree caches belong to this checkout alone; a shared root may serve other versions
+    # still in use, so there only caches unused for a week go
+    keep_s = 7 * 86400 if shared else 0
+    for old in root.glob("numba-*"):
+        if old != d and time.time() - old.stat().st_mtime >= keep_s:
+            shutil.rmtree(old, ignore_errors=True)
+    return d
+
+
+_saved = _numba_config.CACHE_DIR
+_numba_config.CACHE_DIR = str(cache_dir())
+try:  # decorating with cache=True reads CACHE_DIR: every kernel module is decorated here
+    from . import common, flowctl, host, network, nic, progstats, sim, wheel  # noqa: F401
+finally:
+    _numba_config.CACHE_DIR = _saved

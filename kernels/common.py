@@ -1,20 +1,20 @@
 """Small pieces shared by the network, NIC and host kernels: the packet pool, the NIC
 injection FIFO and waking a rank. All functions take (S, b) = state and batch member."""
-from numba import njit
+from extoll_vec.kernels.jit import inner
 
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, EV_NIC_TX, EV_RANK, P_FLIT_BYTES,
                                P_NIC_FIFO, P_PKT_OVERHEAD, P_SYNTH, W_NIC)
 from extoll_vec.kernels.wheel import schedule
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def flits_of(par, b, payload_bytes):
     """Flits of a packet on the wire: payload plus VELO and network headers (one cycle each)."""
     fb = par[b, P_FLIT_BYTES]
     return max(1, (payload_bytes + par[b, P_PKT_OVERHEAD] + fb - 1) // fb)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def pk_alloc(S, b):
     h = S.pk_meta[b, 0]
     if h < 0:
@@ -25,14 +25,14 @@ def pk_alloc(S, b):
     return h
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def pk_free(S, b, h):
     S.pk_next[b, h] = S.pk_meta[b, 0]
     S.pk_meta[b, 0] = h
     S.pk_meta[b, 1] -= 1
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def pk_new(S, b, kind, src, dst, dnode, flits, last, pay, aux, aux2, t):
     h = pk_alloc(S, b)
     if h < 0:
@@ -51,19 +51,19 @@ def pk_new(S, b, kind, src, dst, dnode, flits, last, pay, aux, aux2, t):
     return h
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def nic_capacity(S, par, b):
     if par[b, P_SYNTH] != 0:
         return S.nq.shape[2]  # synthetic traffic: the source queue
     return par[b, P_NIC_FIFO]
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def nic_full(S, par, b, node):
     return S.nq_cnt[b, node] >= nic_capacity(S, par, b)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def nic_push(S, par, b, node, h, now):
     """A PIO write (or a generated packet) lands in the node's injection FIFO."""
     cap = nic_capacity(S, par, b)
@@ -76,7 +76,7 @@ def nic_push(S, par, b, node, h, now):
     request_tx(S, b, node, max(now, S.nic_busy[b, node]))
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def request_tx(S, b, node, t):
     """Ask the NIC to inject at cycle t (once per cycle)."""
     if S.nic_txt[b, node] != t:
@@ -84,7 +84,7 @@ def request_tx(S, b, node, t):
         schedule(S, b, t, EV_NIC_TX, node, 0, 0)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def wake_rank(S, b, r, now):
     """Give the rank's CPU a turn now unless it already has one. Finished ranks are woken
     too: they keep draining their mailbox (credits still arrive after MPI_Finalize starts)."""
@@ -93,7 +93,7 @@ def wake_rank(S, b, r, now):
         schedule(S, b, now, EV_RANK, r, 0, 0)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def nic_block_rank(S, b, node, r, now):
     """Hardware back-pressure reached the CPU: the PIO write of rank r cannot complete."""
     Q = S.nw.shape[2]
@@ -104,7 +104,7 @@ def nic_block_rank(S, b, node, r, now):
     S.rk_stall0[b, r] = now
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def nic_release_one(S, b, node, now):
     """A FIFO slot was freed: the longest-waiting blocked rank of the node retries."""
     if S.nw_cnt[b, node] > 0:

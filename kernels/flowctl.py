@@ -17,7 +17,7 @@ Protocols here:
   retrieved from peer and not yet returned, 1 if a control packet to peer is queued]. A sender
   owns `window` credits per receiver; the receiver returns them `threshold` at a time.
 """
-from numba import njit
+from extoll_vec.kernels.jit import inner
 
 from extoll_vec.dtypes import P_CREDIT, P_PROTO, P_THRESHOLD, P_WINDOW, PROTO_WINDOW
 
@@ -27,7 +27,7 @@ F_QUEUED = 2
 WINDOW_FIELDS = 3
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def fc_init(S, par, b):
     if par[b, P_PROTO] == PROTO_WINDOW:
         R = S.fc.shape[1]
@@ -39,14 +39,14 @@ def fc_init(S, par, b):
                 S.fc[b, r, q, F_QUEUED] = 0
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def may_send(S, par, b, r, dst):
     if par[b, P_PROTO] == PROTO_WINDOW:
         return S.fc[b, r, dst, F_CREDITS] > 0
     return True
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def on_sent(S, par, b, r, dst):
     if par[b, P_PROTO] == PROTO_WINDOW:
         S.fc[b, r, dst, F_CREDITS] -= 1
@@ -54,7 +54,7 @@ def on_sent(S, par, b, r, dst):
     return 0
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def on_retrieved(S, par, b, r, src):
     if par[b, P_PROTO] == PROTO_WINDOW:
         S.fc[b, r, src, F_RETRIEVED] += 1
@@ -66,7 +66,7 @@ def on_retrieved(S, par, b, r, src):
     return 0, False
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def ctrl_payload(S, par, b, r, dst):
     if par[b, P_PROTO] == PROTO_WINDOW:
         n = S.fc[b, r, dst, F_RETRIEVED]
@@ -76,7 +76,7 @@ def ctrl_payload(S, par, b, r, dst):
     return 0
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def on_control(S, par, b, r, src, payload):
     if par[b, P_PROTO] == PROTO_WINDOW:
         S.fc[b, r, src, F_CREDITS] += payload

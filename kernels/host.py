@@ -16,7 +16,7 @@ LiMIC (same node) = no packet, the receiver pays a copy cost when it matches.
 Matching is MPI's: a receive takes the oldest unmatched message of its source (one FIFO per
 source); ANY_SOURCE takes the oldest over all sources (by arrival sequence number).
 """
-from numba import njit
+from extoll_vec.kernels.jit import inner
 
 from extoll_vec.dtypes import (ANY_SOURCE, ERR_DEADLOCK, ERR_MAILBOX_OVERFLOW, ERR_PROGRAM, ERR_QUEUE,
                                EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, OP_COMPUTE,
@@ -42,12 +42,12 @@ SD_RMA = 2
 MB_SRC_SHIFT = 44
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def mb_pack(src, kind, last, aux, pay):
     return (src << MB_SRC_SHIFT) | (kind << 41) | (last << 40) | ((aux & 0xFF) << 32) | (pay & 0xFFFFFFFF)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def mailbox_write(S, par, b, r, h):
     """The NIC writes packet h into rank r's mailbox; the caller checked there is room."""
     MC = S.mb_q.shape[2]
@@ -59,7 +59,7 @@ def mailbox_write(S, par, b, r, h):
 
 
 # ---------------------------------------------------------------- completions and matching
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def complete_send(S, b, r, d, now):
     """Send d of rank r is complete (eager: last packet written; rendezvous: RMA data left)."""
     S.sd_state[b, r, d] = SD_FREE
@@ -70,7 +70,7 @@ def complete_send(S, b, r, d, now):
     wake_rank(S, b, r, now)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def complete_recv(S, b, r, j, extra, now):
     """Receive j of rank r is done; `extra` CPU cycles (a LiMIC copy) are charged to r."""
     S.rd_state[b, r, j] = 0
@@ -83,7 +83,7 @@ def complete_recv(S, b, r, j, extra, now):
     wake_rank(S, b, r, now)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _queue_get(S, b, r, src, slot, nbytes, j):
     G = S.gq.shape[2]
     if S.gq_cnt[b, r] >= G:
@@ -98,7 +98,7 @@ def _queue_get(S, b, r, src, slot, nbytes, j):
     S.rd_state[b, r, j] = 2
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _deliver_to(S, par, b, r, j, src, nbytes, slot, now):
     """Message (src, nbytes, slot) meets posted receive j of rank r."""
     if slot >= 0:
@@ -110,7 +110,7 @@ def _deliver_to(S, par, b, r, j, src, nbytes, slot, now):
         complete_recv(S, b, r, j, 0, now)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def message_arrived(S, par, b, r, src, nbytes, slot, now):
     """A whole message from src is available to rank r: match the oldest posted receive that
     accepts it, or keep it in the unexpected queue of its source."""
@@ -144,7 +144,7 @@ def message_arrived(S, par, b, r, src, nbytes, slot, now):
     wake_rank(S, b, r, now)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _post_recv(S, par, b, r, src, now):
     """Post a receive; returns its descriptor (or -1 on overflow)."""
     RQ = S.rd_state.shape[2]
@@ -182,7 +182,7 @@ def _post_recv(S, par, b, r, src, now):
     return j
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _post_send(S, T, par, b, r, dst, nbytes, now):
     """Post a send; returns its descriptor, -2 when LiMIC delivered it at once, -1 on overflow."""
     if par[b, P_LIMIC_ON] != 0 and T.rank_node[dst] == T.rank_node[r] and dst != r:
@@ -215,7 +215,7 @@ def _post_send(S, T, par, b, r, dst, nbytes, now):
 
 
 # ---------------------------------------------------------------- packet writing (PIO)
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _write(S, T, par, b, r, h, cls, now):
     if S.pk_kind[b, h] != PK_RMA_GET:
         # mailbox packets carry a per-pair sequence number: the NIC checks in-order delivery
@@ -226,7 +226,7 @@ def _write(S, T, par, b, r, h, cls, now):
     S.st_sent[b, r, cls] += 1
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _write_data(S, T, par, b, r, d, now):
     """Write the next VELO packet of send d; returns extra flow-control cycles."""
     dst = S.sd_dst[b, r, d]
@@ -250,7 +250,7 @@ def _write_data(S, T, par, b, r, d, now):
     return cost
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _sendable(S, par, b, r):
     """Index in the send queue of the oldest send that flow control lets through, or -1.
     Sends to one destination share its credits, so skipping a blocked one keeps MPI order."""
@@ -267,7 +267,7 @@ def _sendable(S, par, b, r):
 
 
 # ---------------------------------------------------------------- polling
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _retrieve(S, T, par, b, r, now):
     """Take the oldest packet out of r's mailbox; returns CPU cycles used."""
     MC = S.mb_q.shape[2]
@@ -307,7 +307,7 @@ def _retrieve(S, T, par, b, r, now):
 
 
 # ---------------------------------------------------------------- the CPU's turn
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _busy(S, b, r, t):
     S.rk_run[b, r] = 1
     schedule(S, b, t, EV_RANK, r, 0, 0)
@@ -315,7 +315,7 @@ def _busy(S, b, r, t):
         S.last_progress[b] = t
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def rank_step(S, T, par, ops, b, r, now):
     # rk_run stays 1 during the turn so that completions it causes do not wake it twice;
     # it drops to 0 only where the CPU goes idle or blocks.

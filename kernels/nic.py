@@ -15,7 +15,7 @@ rows (destination node, destination rank, source rank, bytes left, send slot, re
 import math
 
 import numpy as np
-from numba import njit
+from extoll_vec.kernels.jit import inner
 
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_INVARIANT, ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN,
                                EV_NIC_TX, P_EJ_FLITS, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
@@ -37,7 +37,7 @@ SY_CREATED = 4    # packets created in the window
 SY_REFUSED = 5    # packets not generated because the source queue was full
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def nic_tx(S, T, par, b, n, now):
     if S.nic_busy[b, n] > now:
         request_tx(S, b, n, S.nic_busy[b, n])
@@ -82,7 +82,7 @@ def nic_tx(S, T, par, b, n, now):
     router_accept(S, T, par, b, T.node_router[n], T.node_port[n], 0, h, now)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def nic_rx(S, T, par, b, n, h, now):
     """The tail of packet h reached node n's NIC."""
     EQ = S.ej_q.shape[2]
@@ -96,7 +96,7 @@ def nic_rx(S, T, par, b, n, h, now):
     nic_drain(S, T, par, b, n, now)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def nic_drain(S, T, par, b, n, now):
     EQ = S.ej_q.shape[2]
     while S.ej_cnt[b, n] > 0:
@@ -156,7 +156,7 @@ def nic_drain(S, T, par, b, n, now):
         pk_free(S, b, h)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def on_ej_credit(S, T, b, n, flits, now):
     r = T.node_router[n]
     p = T.node_port[n]
@@ -164,7 +164,7 @@ def on_ej_credit(S, T, b, n, flits, now):
     request_arb(S, b, r, p, now)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def splitmix64(x):
     """SplitMix64 finalizer on uint64 (wrapping arithmetic)."""
     x = x + np.uint64(0x9E3779B97F4A7C15)
@@ -173,7 +173,7 @@ def splitmix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def draw(par, S, b, n):
     """Counter-based random stream of node n: (seed, node, counter) -> uint64. No hidden state
     beyond the counter, so a member's draws do not depend on its batch."""
@@ -183,7 +183,7 @@ def draw(par, S, b, n):
     return splitmix64(key ^ np.uint64(c))
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def next_gap(par, S, b, n):
     """Cycles to the next Bernoulli success (geometric law) of the node's packet source."""
     p32 = par[b, P_GEN_P32]
@@ -194,7 +194,7 @@ def next_gap(par, S, b, n):
     return 1 + int(math.floor(math.log(u) / math.log1p(-p)))
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def on_gen(S, T, par, b, n, now):
     """Synthetic source of node n creates one packet (uniform random or permutation)."""
     N = T.node_router.shape[0]

@@ -1,11 +1,11 @@
 """Static analysis of rank programs, used to size queues before a run."""
 import numpy as np
-from numba import njit
+from extoll_vec.kernels.jit import analysis
 
 from extoll_vec.dtypes import OP_END, OP_ENDLOOP, OP_ISEND, OP_LOOP, OP_SEND
 
 
-@njit(cache=True)
+@analysis
 def inbound(ops, starts, n_ranks, hdr, payload, eager):
     """Messages and eager VELO packets each rank receives over the whole program, loops
     multiplied out. ops int32 [rows, 4]; starts int32 [n_ranks]. Returns (msgs, packets) int64."""

@@ -5,7 +5,7 @@ Within a member, time jumps from one pending event to the next (nothing can chan
 events); events of one cycle run in insertion order. Members never share state, so a member's
 results are bit-identical whether it runs alone or in any batch.
 """
-from numba import njit
+from extoll_vec.kernels.jit import entry, inner
 
 from extoll_vec.dtypes import (ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS, EV_ARB,
                                EV_CREDIT, EV_EJ_CREDIT, EV_GEN, EV_NIC_CREDIT,
@@ -18,7 +18,7 @@ from extoll_vec.kernels.nic import next_gap, nic_drain, nic_rx, nic_tx, on_ej_cr
 from extoll_vec.kernels.wheel import next_time, pending, pop_at, pull_far, release, schedule
 
 
-@njit(cache=True, _nrt=False, error_model="numpy")
+@entry
 def start(S, T, par, starts):
     """Initial events of every member: each rank's CPU runs at cycle 0 (program counter at its
     program's first row), or each node's synthetic source draws its first packet."""
@@ -37,7 +37,7 @@ def start(S, T, par, starts):
                 schedule(S, b, 0, EV_RANK, r, 0, 0)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
     # request_arb/request_tx suppress duplicate requests for one cycle; once that cycle's
     # event runs, a later request for the same cycle (a credit arriving after the failed
@@ -67,14 +67,14 @@ def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
         nic_drain(S, T, par, b, a, now)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _member_finished(S, par, b):
     if par[b, P_SYNTH] != 0:
         return True
     return S.ranks_done[b] == S.rk_pc.shape[1]
 
 
-@njit(cache=True, _nrt=False, error_model="numpy")
+@entry
 def advance(S, T, par, ops, t_stop):
     """Run every unfinished, error-free member until t_stop or completion. Returns the number of
     members still running."""

@@ -10,7 +10,7 @@ Shapes (E = event pool size, W = wheel size, a power of two): ev_t int64 [B, E];
 ev_k, ev_a, ev_b, ev_c, ev_next int32 [B, E]; wh_head, wh_tail int32 [B, W];
 heap int32 [B, E]; meta int64 [B, 4] = (free-list head, events in wheel, heap size, pool use).
 """
-from numba import njit
+from extoll_vec.kernels.jit import inner
 
 from extoll_vec.dtypes import ERR_POOL
 
@@ -20,7 +20,7 @@ M_HEAP = 2
 M_USED = 3
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def ev_init(S, b):
     E = S.ev_t.shape[1]
     for i in range(E - 1):
@@ -35,7 +35,7 @@ def ev_init(S, b):
         S.wh_tail[b, w] = -1
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _heap_less(S, b, i, j):
     ti = S.ev_t[b, i]
     tj = S.ev_t[b, j]
@@ -44,7 +44,7 @@ def _heap_less(S, b, i, j):
     return i < j  # ties: any fixed rule keeps the run deterministic
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _heap_push(S, b, e):
     n = S.ev_meta[b, M_HEAP]
     S.heap[b, n] = e
@@ -60,7 +60,7 @@ def _heap_push(S, b, e):
             break
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _heap_pop(S, b):
     n = S.ev_meta[b, M_HEAP] - 1
     top = S.heap[b, 0]
@@ -84,7 +84,7 @@ def _heap_pop(S, b):
     return top
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def _wheel_append(S, b, e):
     W = S.wh_head.shape[1]
     w = S.ev_t[b, e] & (W - 1)
@@ -97,7 +97,7 @@ def _wheel_append(S, b, e):
     S.ev_meta[b, M_WHEEL] += 1
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def schedule(S, b, t, kind, a, bb, c):
     """Schedule event `kind`(a, bb, c) at cycle t (t >= now). Sets ERR_POOL when full."""
     e = S.ev_meta[b, M_FREE]
@@ -118,12 +118,12 @@ def schedule(S, b, t, kind, a, bb, c):
         _heap_push(S, b, e)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def pending(S, b):
     return S.ev_meta[b, M_WHEEL] + S.ev_meta[b, M_HEAP]
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def next_time(S, b, horizon):
     """Earliest pending event time, or horizon if there is none before it. Moves heap
     events that came within W cycles into the wheel."""
@@ -145,7 +145,7 @@ def next_time(S, b, horizon):
     return best
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def pull_far(S, b, t):
     """Move every heap event due before t + W into the wheel (called when the clock moves to t)."""
     W = S.wh_head.shape[1]
@@ -154,7 +154,7 @@ def pull_far(S, b, t):
         _wheel_append(S, b, e)
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def pop_at(S, b, t):
     """Pop the first event of cycle t, or -1 when that bucket is empty. The caller reads the
     fields and must call release(e)."""
@@ -170,7 +170,7 @@ def pop_at(S, b, t):
     return e
 
 
-@njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+@inner
 def release(S, b, e):
     S.ev_next[b, e] = S.ev_meta[b, M_FREE]
     S.ev_meta[b, M_FREE] = e
