@@ -87,6 +87,10 @@ def config_line(c: RunConfig) -> str:
             work += f", {w.pairs} pairs {w.hops} hops"
         elif w.kind == "alltoall" and (w.groups > 1 or w.group_size):
             work += f", {w.groups} groups of {w.group_size or w.ranks // w.groups}"
+        elif w.kind == "imb":
+            work += f", {w.benchmark}"
+        elif w.kind == "multiphase":
+            work += f", phases {'/'.join(str(n) for n in w.phase_ranks)}"
         if w.iterations > 1:
             work += f" x{w.iterations}"
     if p.name == "none":

@@ -19,7 +19,11 @@ from .errors import ConfigError
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
 PROTOCOLS = ("none", "backpressure", "window")
-WORKLOADS = ("multi_pingpong", "alltoall", "permutation", "uniform", "program")
+WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
+             "program")
+IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast",
+                  "Barrier", "Alltoall", "Alltoallv", "Allgather", "Allgatherv", "Gather",
+                  "Scatter", "Scatterv", "Gatherv", "Reduce_scatter")
 
 
 def _check(cond: bool, name: str, allowed: str, value: Any) -> None:
@@ -183,8 +187,13 @@ class ProtocolConfig:
 class WorkloadConfig:
     """What the ranks do. multi_pingpong: `pairs` rank pairs between two nodes `hops` router
     links apart. alltoall: `groups` disjoint groups of `group_size` ranks (0 = ranks/groups)
-    each run a non-optimized alltoall; the other ranks wait in a barrier. permutation/uniform:
-    network-only Bernoulli traffic at `injection_rate` flits per node per cycle."""
+    each run a non-optimized alltoall; the other ranks wait in a barrier (groups 1, group_size g
+    with 16 ranks per node is the paper's LiMIC test, 7.2: 16/g of the destinations on the
+    node). multiphase (7.3): `iterations` alltoalls over ranks [0, n) per n in `phases` (empty:
+    ranks x (1, 1/4, 1/2, 1, 1/2, 1/4, 1)), a barrier of all ranks after each. imb (7.4): the
+    Intel MPI Benchmark `benchmark` over all ranks, `message_bytes` x `iterations`.
+    permutation/uniform: network-only Bernoulli traffic at `injection_rate` flits per node per
+    cycle."""
     kind: str = "alltoall"
     ranks: int = 1024
     message_bytes: int = 2048
@@ -199,6 +208,8 @@ class WorkloadConfig:
     measure_cycles: int = 10000
     drain_cycles: int = 50000
     source_queue: int = 256
+    benchmark: str = "PingPong"
+    phases: tuple[int, ...] = ()
 
     def validate(self, pre: str = "workload") -> None:
         _check(self.kind in WORKLOADS, f"{pre}.kind", " | ".join(WORKLOADS), self.kind)
@@ -213,6 +224,16 @@ class WorkloadConfig:
             gs = self.group_size or self.ranks // self.groups
             _check(gs >= 2 and gs * self.groups <= self.ranks, f"{pre}.group_size",
                    f"groups x group_size <= ranks ({self.ranks}) and group_size >= 2", gs)
+        _check(self.benchmark in IMB_BENCHMARKS, f"{pre}.benchmark", " | ".join(IMB_BENCHMARKS),
+               self.benchmark)
+        if self.kind == "multiphase":
+            _check(len(self.phases) > 0 or self.ranks >= 8, f"{pre}.ranks",
+                   ">= 8 for the default phases (ranks/4 >= 2)", self.ranks)
+            _check(all(2 <= n <= self.ranks for n in self.phases), f"{pre}.phases",
+                   f"ranks per phase in 2..ranks ({self.ranks}); empty = the paper's phases",
+                   list(self.phases))
+        if self.kind == "imb":
+            _check(self.ranks >= 2, f"{pre}.ranks", "integer >= 2 for imb", self.ranks)
         _check(0 < self.injection_rate <= 1, f"{pre}.injection_rate",
                "0 < flits per node per cycle <= 1", self.injection_rate)
         _check(self.packet_flits >= 1, f"{pre}.packet_flits", "integer >= 1", self.packet_flits)
@@ -224,6 +245,13 @@ class WorkloadConfig:
     @property
     def synthetic(self) -> bool:
         return self.kind in ("permutation", "uniform")
+
+    @property
+    def phase_ranks(self) -> tuple[int, ...]:
+        """multiphase: ranks of each phase (`phases`, or the paper's 1024, 256, 512, 1024, 512,
+        256, 1024 scaled to `ranks`)."""
+        r = self.ranks
+        return self.phases or (r, r // 4, r // 2, r, r // 2, r // 4, r)
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,26 @@
 """Rank programs: what every MPI rank does, as an op table the host kernel interprets.
 
     build_program(cfg)                     Program for a RunConfig (dispatch on workload.kind)
-    multi_pingpong(...), alltoall_groups(...)   the paper's generators
+    multi_pingpong(...), alltoall_groups(...)   the paper's generators (5.3, 7.2)
+    multiphase(...)                        multi-phase alltoalls (7.3)
+    imb_program(n, benchmark, bytes, it)   Intel MPI Benchmarks (7.4; algorithms in mpi_coll)
     barrier_rows(ranks)                    dissemination barrier rows to splice into programs
     synthetic_destinations(kind, n, seed)  per-node destinations for network-only traffic
     ProgramBuilder                         write programs by hand (send/recv/loop/...)
     check_balanced(prog), max_outstanding(prog), validate_program(prog)   static analysis
 """
 from .collectives import barrier_rounds, barrier_rows
-from .patterns import (MARK_DONE, MARK_START, alltoall_groups, build_program, multi_pingpong,
-                       synthetic_destinations)
+from .imb import IMB_BENCHMARKS, imb_program
+from .multiphase import multiphase, paper_phases, phase_mark
+from .patterns import (MARK_DONE, MARK_START, alltoall_groups, alltoall_rows, build_program,
+                       multi_pingpong, synthetic_destinations)
 from .program import (Program, ProgramBuilder, assemble, assemble_blocks, check_balanced, empty_program,
                       make_program, max_outstanding, message_counts, validate_program)
 
 __all__ = [
-    "MARK_DONE", "MARK_START", "Program", "ProgramBuilder", "alltoall_groups", "assemble",
-    "assemble_blocks",
+    "IMB_BENCHMARKS", "MARK_DONE", "MARK_START", "Program", "ProgramBuilder", "alltoall_groups",
+    "alltoall_rows", "assemble", "assemble_blocks",
     "barrier_rounds", "barrier_rows", "build_program", "check_balanced", "empty_program",
-    "make_program", "max_outstanding", "message_counts", "multi_pingpong",
-    "synthetic_destinations", "validate_program",
+    "imb_program", "make_program", "max_outstanding", "message_counts", "multi_pingpong",
+    "multiphase", "paper_phases", "phase_mark", "synthetic_destinations", "validate_program",
 ]

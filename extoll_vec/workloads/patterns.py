@@ -60,6 +60,21 @@ def multi_pingpong(n_ranks: int, ranks_per_node: int, src_node: int, dst_node: i
                    f"{message_bytes} B x {iterations}")
 
 
+def alltoall_rows(groups: int, group_size: int, message_bytes: int) -> np.ndarray:
+    """One non-optimized alltoall in each of `groups` groups of `group_size` consecutive ranks
+    from rank 0: int32 [groups*group_size, 2*(group_size-1), 4]. Member i SENDs message_bytes to
+    i+1, i+2, ..., i-1 (mod group_size, within its group), then RECVs from them in that order."""
+    gs, m = group_size, group_size - 1
+    rel = (np.arange(gs)[:, None] + np.arange(1, gs)[None, :]) % gs   # [gs, gs-1] rotating order
+    peers = (np.arange(groups)[:, None, None] * gs + rel[None]).reshape(groups * gs, m)
+    out = np.zeros((groups * gs, 2 * m, 4), np.int32)
+    out[:, :m, 0] = OP_SEND
+    out[:, m:, 0] = OP_RECV
+    out[:, :, 1] = np.concatenate([peers, peers], axis=1)
+    out[:, :, 2] = message_bytes
+    return out
+
+
 def alltoall_groups(n_ranks: int, groups: int, group_size: int, message_bytes: int,
                     iterations: int) -> Program:
     """Concurrent non-optimized alltoalls (paper 5.3, Figure 10; 1x1024, 2x512, 4x256, 8x128).
@@ -72,6 +87,11 @@ def alltoall_groups(n_ranks: int, groups: int, group_size: int, message_bytes: i
 
     and a rank outside every group runs MARK_START; MARK_DONE; barrier. The barrier is one
     dissemination barrier among all n_ranks ranks, so everybody leaves together.
+
+    The LiMIC test (paper 7.2) is groups=1, group_size=g on a machine with 16 ranks per node:
+    the members are ranks 0..g-1 on nodes 0..g/16-1 (rank r sits on node r // ranks_per_node),
+    so 16 of the g group ranks (itself included) are on each member's node: 50, 25, 12.5 and
+    6.25 % for g = 32, 64, 128, 256; with mpi.limic those 15 peers are reached through LiMIC.
     """
     n_ranks = _int_arg("n_ranks", n_ranks, 1)
     groups = _int_arg("groups", groups, 1)
@@ -84,19 +104,11 @@ def alltoall_groups(n_ranks: int, groups: int, group_size: int, message_bytes: i
     members = groups * gs
 
     bar = barrier_rows(np.arange(n_ranks))                       # [n_ranks, 3*rounds, 4]
-    i = np.arange(gs)
-    rel = (i[:, None] + np.arange(1, gs)[None, :]) % gs            # [gs, gs-1] rotating order
-    peers = (np.arange(groups)[:, None, None] * gs + rel[None]).reshape(members, gs - 1)
     m = gs - 1
     prog = np.zeros((members, 2 + 2 * m + 2, 4), np.int32)
     prog[:, 0, 0] = OP_MARK                                       # MARK_START (a = 0)
     prog[:, 1, 0:2] = (OP_LOOP, iterations)
-    prog[:, 2:2 + m, 0] = OP_SEND
-    prog[:, 2:2 + m, 1] = peers
-    prog[:, 2:2 + m, 2] = message_bytes
-    prog[:, 2 + m:2 + 2 * m, 0] = OP_RECV
-    prog[:, 2 + m:2 + 2 * m, 1] = peers
-    prog[:, 2 + m:2 + 2 * m, 2] = message_bytes
+    prog[:, 2:2 + 2 * m] = alltoall_rows(groups, gs, message_bytes)
     prog[:, -2, 0] = OP_ENDLOOP
     prog[:, -1, 0:2] = (OP_MARK, MARK_DONE)
     member_rows = np.concatenate([prog, bar[:members]], axis=1)
@@ -144,6 +156,12 @@ def build_program(cfg: RunConfig) -> Program:
         return dataclasses.replace(prog, description=f"{prog.description} ({w.hops} hop(s))")
     if w.kind == "alltoall":
         return alltoall_groups(w.ranks, w.groups, w.group_size, w.message_bytes, w.iterations)
+    if w.kind == "multiphase":
+        from .multiphase import multiphase
+        return multiphase(w.ranks, w.phase_ranks, w.message_bytes, w.iterations)
+    if w.kind == "imb":
+        from .imb import imb_program
+        return imb_program(w.ranks, w.benchmark, w.message_bytes, w.iterations)
     raise ConfigError("workload.kind", f"{w.kind!r} programs are written in Python "
                       "(ProgramBuilder) and passed to the engine; build_program cannot make one "
                       "from the configuration")

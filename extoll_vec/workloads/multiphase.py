@@ -1,0 +1,81 @@
+"""Multi-phase alltoall application (paper section 7.3, Figure 19: credit reallocation).
+
+The paper's program: 100 alltoalls over all 1024 ranks, 100 over ranks 0-255, 100 over 0-511,
+100 over all, 100 over 0-511, 100 over 0-255, 100 over all; 2 KB messages, no collective
+optimization, and "at the end of each alltoall stage there is a barrier ... involving all the
+processes". workload.kind "multiphase": workload.phases (empty = those fractions of
+workload.ranks), workload.iterations alltoalls per phase, workload.message_bytes.
+
+Rank r's program::
+
+    MARK_START
+    for phase p with n_p ranks:
+        LOOP iterations {
+            [if r < n_p: SEND to r+1, ..., r-1; RECV from r+1, ..., r-1   (mod n_p)]
+            dissemination barrier among all ranks
+            MARK phase_mark(p)
+        }
+    OP_END
+
+So an OP_MARK row sits between every two consecutive alltoalls (and MARK_START before the
+first): that is where a kernel-side credit snapshot op goes (a row before each alltoall).
+OP_MARK only records a time, and a later execution of the same index overwrites it, so after the
+run marks[r, phase_mark(p)] is the end of phase p's last alltoall + barrier: phase p took
+marks[phase_mark(p)] - marks[phase_mark(p-1)] (phase_mark(-1) = MARK_START), i.e. that over
+iterations per alltoall. The last phase's mark is MARK_DONE; phase p < last uses index 2 + p,
+written only while it is < MAX_MARKS (the paper's 7 phases use exactly indices 0..7).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..dtypes import MAX_MARKS, OP_ENDLOOP, OP_LOOP, OP_MARK
+from .collectives import barrier_rows
+from .patterns import MARK_DONE, MARK_START, _int_arg, alltoall_rows
+from .program import Program, assemble
+
+PAPER_PHASES = (1024, 256, 512, 1024, 512, 256, 1024)
+
+
+def paper_phases(n_ranks: int) -> tuple[int, ...]:
+    """The paper's phase sizes scaled to n_ranks: fractions 1, 1/4, 1/2, 1, 1/2, 1/4, 1."""
+    return tuple(n_ranks * p // 1024 for p in PAPER_PHASES)
+
+
+def phase_mark(p: int, n_phases: int) -> int | None:
+    """Mark index written after every alltoall of phase p (None: no index left)."""
+    if p == n_phases - 1:
+        return MARK_DONE
+    return 2 + p if 2 + p < MAX_MARKS else None
+
+
+def multiphase(n_ranks: int, phases: Sequence[int] | None, message_bytes: int,
+               iterations: int) -> Program:
+    """Rank programs of the multi-phase alltoall (module docstring); phases None or empty =
+    paper_phases(n_ranks)."""
+    n = _int_arg("n_ranks", n_ranks, 2)
+    phases = tuple(phases) if phases else paper_phases(n)
+    phases = tuple(_int_arg("ranks of a phase", q, 2, n) for q in phases)
+    message_bytes = _int_arg("message_bytes", message_bytes, 0)
+    iterations = _int_arg("iterations", iterations, 1)
+    bar = barrier_rows(np.arange(n))                                  # [n, 3*rounds, 4]
+    loop = np.array([[OP_LOOP, iterations, 0, 0]], np.int32)
+    endloop = np.array([[OP_ENDLOOP, 0, 0, 0]], np.int32)
+    parts: list[list[np.ndarray]] = [[np.array([[OP_MARK, MARK_START, 0, 0]], np.int32)]
+                                     for _ in range(n)]
+    cache: dict[int, np.ndarray] = {}
+    for p, size in enumerate(phases):
+        if size not in cache:
+            cache[size] = alltoall_rows(1, size, message_bytes)
+        a2a = cache[size]
+        idx = phase_mark(p, len(phases))
+        mark = np.array([[OP_MARK, idx, 0, 0]] if idx is not None else [], np.int32).reshape(-1, 4)
+        for r in range(n):
+            body = [a2a[r]] if r < size else []
+            parts[r].extend([loop, *body, bar[r], mark, endloop])
+    ranks = [np.concatenate(x) for x in parts]
+    sizes = ", ".join(str(q) for q in phases)
+    return assemble(ranks, f"multiphase: alltoalls over ranks [0, n) for n = {sizes} of {n}, "
+                           f"{iterations} each, {message_bytes} B, barrier of all after each")
