@@ -80,6 +80,25 @@ def test_ranges_geometric_and_seed_lists(tmp_path):
     assert sw.n_points == 4 * 3 * 2
 
 
+def test_variable_axes_feed_derived_fields(tmp_path):
+    """An axis along slots per process (what the papers plot) setting the mailbox size (what
+    the configuration has) for two rank counts."""
+    sw = load_sweep(write(tmp_path, """\
+        base: {example: tiny, protocol: {name: backpressure}}
+        axes:
+          topo:
+            zip: {topology.dims: [[2, 2], [2, 4]], workload.ranks: [16, 32]}
+            labels: [small, large]
+          slots_per_process: [8, 12.5]
+        derived:
+          protocol.mailbox_slots: "int(slots_per_process * workload.ranks)"
+        """))
+    assert sw.axes[1].variable and sw.axes[1].keys == () and sw.axes[1].labels == (8, 12.5)
+    assert sw.axes[1].coord == "slots_per_process"
+    assert [c.protocol.mailbox_slots for c in sw.configs] == [128, 200, 256, 400]
+    assert sw.labels(3) == {"topo": "large", "slots_per_process": 12.5}
+
+
 def test_no_axes_is_one_point(tmp_path):
     sw = load_sweep(write(tmp_path, "base: {example: tiny}\n"))
     assert sw.n_points == 1 and sw.shape == () and sw.describe(0) == ""
@@ -111,6 +130,8 @@ def test_no_axes_is_one_point(tmp_path):
      "seed is already an axis"),
     ("base: {example: tiny}\naxes:\n  x: {range: [1, 5, -1]}\n", ":3:3:",
      "x: unknown config key"),
+    ("base: {example: tiny}\naxes:\n  slots: [1, 2]\nderived:\n"
+     "  protocol.mailbox_slots: \"slot * 16\"\n", ":3:3:", "slots: unknown config key"),
     ("base: {example: tiny}\naxes:\n  workload.iterations: {range: [1, 5, -1]}\n", ":3:",
      "never goes from 1 to 5"),
     ("base: {example: tiny\naxes: [\n", ":2:", "not valid YAML"),

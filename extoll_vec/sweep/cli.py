@@ -72,7 +72,8 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
     print(f"sweep {sweep.name}{src}: {sweep.n_points} points on a {grid} grid")
     for a in sweep.axes:
         labels = ", ".join(str(x) for x in a.labels)
-        keys = f" [{', '.join(a.keys)}]" if len(a.keys) > 1 or a.name != a.keys[0] else ""
+        keys = (" [variable]" if a.variable else f" [{', '.join(a.keys)}]"
+                if len(a.keys) > 1 or a.name != a.keys[0] else "")
         print(f"  axis {a.name}{keys} ({a.size}): {labels}")
     print("points:")
     for i in range(min(sweep.n_points, DRY_RUN_MAX_LINES)):

@@ -89,3 +89,13 @@ def evaluate(text: str, env: Mapping[str, Any]) -> Any:
         raise
     except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError) as exc:
         raise ExprError(f"{text!r} failed: {type(exc).__name__}: {exc}") from None
+
+
+def names_in(text: str) -> set[str]:
+    """The bare names an expression refers to (empty for one that does not parse: evaluate
+    reports that)."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}

@@ -14,14 +14,23 @@ A spec file (see sweeps/*.yaml)::
       credits:                                             # a zipped axis (named): the keys
         zip: {protocol.window: [4, 8], protocol.threshold: [2, 4]}   # vary together
         labels: [small, large]                             # optional coordinate labels
+      slots_per_process: [8, 16, 32]                       # a variable: not a config key,
+                                                           # used by a derived expression
     repeat: {count: 3, seed: 100}     # optional: innermost axis `rep`, seeds 100, 101, 102
                                       # (or {seeds: [1, 7, 9]}, or just a count)
     derived:                          # optional: fields computed per point, in order
       workload.ranks: "nodes * mpi.ranks_per_node"        # expressions: see sweep/expr.py
+      protocol.mailbox_slots: "slots_per_process * workload.ranks"
 
 Points are numbered in row-major order of the axes (the last axis, or `rep`, varies fastest),
 so the point axis reshapes to the grid. Every error raises SpecError naming the file position
 and the key; a point whose values do not make a valid RunConfig names the point and the key.
+
+A variable axis sets no config field: its values are names the derived expressions see (and the
+coordinate of the axis). It exists so that a sweep can run along the quantity a paper plots
+(slots per process) while the configuration keeps the quantity the system has (the mailbox
+size). An axis name that is neither a config key nor used by a derived expression is refused as
+an unknown config key, so a typo is still caught.
 """
 from __future__ import annotations
 
@@ -38,7 +47,7 @@ from typing import Any
 from ..config import SECTIONS, RunConfig, TopologyConfig, from_dict
 from ..errors import ConfigError, SpecError
 from . import yamlpos
-from .expr import ExprError, evaluate
+from .expr import ExprError, evaluate, names_in
 
 TOP_KEYS = ("name", "description", "base", "axes", "repeat", "derived")
 REP_AXIS = "rep"
@@ -81,6 +90,11 @@ class Axis:
     @property
     def size(self) -> int:
         return len(self.values)
+
+    @property
+    def variable(self) -> bool:
+        """A variable axis: sets no config key, its values feed the derived expressions."""
+        return not self.keys
 
     def to_json(self) -> dict:
         return {"name": self.name, "keys": list(self.keys), "coord": self.coord,
@@ -179,7 +193,10 @@ def build_sweep(data: Any, path: str | None = None, positions: dict | None = Non
         raise ctx.error(("description",), "must be a string")
     known = config_keys()
     base, origin = _base(data.get("base"), ctx)
-    axes = _axes(data.get("axes"), ctx, known)
+    raw_derived = data.get("derived")
+    used = {n for v in (raw_derived.values() if isinstance(raw_derived, dict) else ())
+            if isinstance(v, str) for n in names_in(v)}
+    axes = _axes(data.get("axes"), ctx, known, used)
     if "repeat" in data:
         if any("seed" in a.keys for a in axes):
             raise ctx.error(("repeat",), "seed is already an axis; use either repeat or a "
@@ -245,7 +262,8 @@ def _check_key(key: Any, ctx: _Ctx, keypath: tuple, known: dict) -> str:
             allowed = ", ".join(k for k in known if k.startswith(sec + "."))
             raise ctx.error(keypath, f"unknown config key; allowed: {allowed}", str(key))
         raise ctx.error(keypath, "unknown config key; allowed: SECTION.FIELD with a section "
-                                 f"of {', '.join(SECTIONS)}, or seed", str(key))
+                                 f"of {', '.join(SECTIONS)}, or seed (an axis may also be a "
+                                 "variable that a derived expression uses)", str(key))
     return key
 
 
@@ -302,7 +320,7 @@ def _range(r: dict, ctx: _Ctx, rp: tuple) -> list:
     return out
 
 
-def _axes(raw: Any, ctx: _Ctx, known: dict) -> list[Axis]:
+def _axes(raw: Any, ctx: _Ctx, known: dict, variables_used: set[str]) -> list[Axis]:
     if raw is None:
         return []
     if not isinstance(raw, dict):
@@ -339,6 +357,13 @@ def _axes(raw: Any, ctx: _Ctx, known: dict) -> list[Axis]:
             keys = tuple(cols)
             values = tuple(tuple(cols[k][i] for k in keys) for i in range(n))
             axis = Axis(name, keys, values, tuple(labels) if labels else (), name)
+        elif name in variables_used and name.isidentifier() and name not in RESERVED_NAMES \
+                and name not in SECTIONS and name not in ("seed", "nodes"):
+            # a variable: a name a derived expression uses (anything else is a typo)
+            vals = _values(spec, ctx, kp)
+            if not all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in vals):
+                raise ctx.error(kp, "a variable takes numbers or strings", name)
+            axis = Axis(name, (), tuple((v,) for v in vals), tuple(vals), name)
         else:
             key = _check_key(name, ctx, kp, known)
             vals = _values(spec, ctx, kp)
@@ -393,8 +418,9 @@ def _derived(raw: Any, ctx: _Ctx, known: dict, axes: list[Axis]) -> dict[str, An
     return out
 
 
-def _env(d: dict) -> dict:
-    env = {sec: d[sec] for sec in SECTIONS}
+def _env(d: dict, variables: dict) -> dict:
+    env = dict(variables)
+    env.update({sec: d[sec] for sec in SECTIONS})
     env["seed"] = d["seed"]
     try:
         topo = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d["topology"].items()}
@@ -417,20 +443,21 @@ def _expand(base: dict, axes: tuple[Axis, ...], derived: dict, ctx: _Ctx,
     configs = []
     for n, combo in enumerate(itertools.product(*(range(a.size) for a in axes))):
         d = copy.deepcopy(base)
+        variables = {a.name: a.values[i][0] for a, i in zip(axes, combo) if a.variable}
         for a, i in zip(axes, combo):
             for k, v in zip(a.keys, a.values[i]):
                 _set(d, k, copy.deepcopy(v))
         for k, v in derived.items():
             if isinstance(v, str):
                 try:
-                    v = evaluate(v, _env(d))
+                    v = evaluate(v, _env(d, variables))
                 except ExprError as exc:
                     raise ctx.error(("derived", k), f"{exc} (point {n})", k) from None
             _set(d, k, v)
         try:
             configs.append(from_dict(d))
         except ConfigError as exc:
-            where = ", ".join(f"{a.name}={label_of(a.values[i][0])}" if len(a.keys) == 1
+            where = ", ".join(f"{a.name}={label_of(a.values[i][0])}" if len(a.keys) <= 1
                               else f"{a.name}[{i}]" for a, i in zip(axes, combo))
             field_ = exc.field if exc.field in origin else exc.field.split(".")[0]
             kp = origin.get(exc.field) or origin.get(field_) or (("axes",) if axes else ("base",))
