@@ -18,7 +18,8 @@ import yaml
 from .errors import ConfigError
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
-PROTOCOLS = ("none", "backpressure", "window")
+PROTOCOLS = ("none", "backpressure", "window", "static", "dynamic")
+CREDIT_PROTOCOLS = ("static", "dynamic")   # EXTOLL credit-based flow control (sections 5-6)
 WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
              "program")
 IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast",
@@ -131,11 +132,14 @@ class HostConfig:
     credit_ns: float = 20.0       # one flow-control credit operation
     limic_ns: float = 1000.0      # LiMIC fixed cost per intra-node message
     limic_ns_per_kb: float = 250.0
+    progress_packets: int = 64    # mailbox packets the MPI progress engine takes per MPI call
 
     def validate(self, pre: str = "host") -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            _check(v >= 0, f"{pre}.{f.name}", "a cost >= 0 nanoseconds", v)
+            _check(v >= 0, f"{pre}.{f.name}",
+                   "an integer >= 0" if f.name == "progress_packets" else
+                   "a cost >= 0 nanoseconds", v)
 
 
 @dataclass(frozen=True)
@@ -149,7 +153,8 @@ class MpiConfig:
 
     def validate(self, pre: str = "mpi") -> None:
         _check(self.ranks_per_node >= 1, f"{pre}.ranks_per_node", "integer >= 1", self.ranks_per_node)
-        _check(self.eager_threshold >= 0, f"{pre}.eager_threshold", "bytes >= 0", self.eager_threshold)
+        _check(0 <= self.eager_threshold < 2**24, f"{pre}.eager_threshold", "0..16777215 bytes",
+               self.eager_threshold)
         _check(0 <= self.header_bytes < self.velo_payload, f"{pre}.header_bytes",
                f"0..{self.velo_payload - 1}", self.header_bytes)
         _check(1 <= self.velo_payload <= 56, f"{pre}.velo_payload", "1..56 bytes", self.velo_payload)
@@ -163,11 +168,16 @@ class MpiConfig:
 @dataclass(frozen=True)
 class ProtocolConfig:
     """End-to-end flow control. none: the reference (a mailbox never full). backpressure:
-    finite mailbox, hardware back-pressure only. window: a fixed credit window per peer."""
+    finite mailbox, hardware back-pressure only. window: a fixed credit window per peer.
+    static / dynamic: EXTOLL credit-based flow control (paper sections 5 and 6): the mailbox
+    of `mailbox_slots` is shared out among all processes of the job, `credit_slots` of each
+    process' share form the credit region (see extoll_vec.protocols.extoll_static.layout)."""
     name: str = "none"
     mailbox_slots: int = 0       # 64-byte slots per rank; 0 = unlimited (only for `none`)
     window: int = 8              # window: credits per (sender, receiver) pair
     threshold: int = 4           # window: retrieved packets that trigger a credit packet
+    credit_slots: int = 2        # static/dynamic: credit slots per process (2: section 5.3)
+    piggyback: bool = False      # static/dynamic: credits ride on partly filled packets (5.4)
 
     def validate(self, pre: str = "protocol") -> None:
         _check(self.name in PROTOCOLS, f"{pre}.name", " | ".join(PROTOCOLS), self.name)
@@ -181,6 +191,11 @@ class ProtocolConfig:
             _check(self.window >= 1, f"{pre}.window", "integer >= 1", self.window)
             _check(1 <= self.threshold <= self.window, f"{pre}.threshold",
                    f"1..window ({self.window})", self.threshold)
+        _check(1 <= self.credit_slots <= 16, f"{pre}.credit_slots", "1..16", self.credit_slots)
+        _check(isinstance(self.piggyback, bool), f"{pre}.piggyback", "true | false", self.piggyback)
+        _check(not self.piggyback or self.name in CREDIT_PROTOCOLS, f"{pre}.piggyback",
+               f"false for protocol {self.name} (piggybacking is part of static and dynamic)",
+               self.piggyback)
 
 
 @dataclass(frozen=True)
@@ -302,6 +317,16 @@ class RunConfig:
                    f"<= ranks per node ({self.mpi.ranks_per_node})", w.pairs)
         _check(w.packet_flits <= self.network.buffer_flits, "workload.packet_flits",
                f"<= network.buffer_flits ({self.network.buffer_flits})", w.packet_flits)
+        p = self.protocol
+        if p.name in CREDIT_PROTOCOLS:
+            _check(not w.synthetic, "protocol.name",
+                   "none for network-only traffic (no ranks, no mailboxes)", p.name)
+            n = self.n_ranks
+            need = 2 * p.credit_slots * n
+            _check(p.mailbox_slots >= need, "protocol.mailbox_slots",
+                   f">= {need} = {2 * p.credit_slots} slots per process x {n} processes (Eq. 2: "
+                   f"data region >= credit region >= 1 slot per process, credit_slots "
+                   f"{p.credit_slots})", p.mailbox_slots)
 
     # ---- derived values ----
     @property

@@ -5,9 +5,11 @@ turns the engine's arrays into a Dataset from it, write_zarr() stores it and ope
 it back, refusing stores that are missing, unreadable or not extoll-vec results.
 
 Layout of a result Dataset:
-- dims ``point`` (one per RunConfig, in order), ``rank`` (padded to the largest rank count
-  among the points: NaN for floats, -1 for ints; length 0 when every point is network-only)
-  and ``kind`` (packet classes, dtypes.KIND_CLASSES, also the ``kind`` coordinate);
+- dims ``point`` (one per RunConfig, in order), ``rank`` and ``peer`` (padded to the largest
+  rank count among the points: NaN for floats, -1 for ints; length 0 when every point is
+  network-only), ``kind`` (packet classes, dtypes.KIND_CLASSES), ``ctrl`` (control packet
+  types, dtypes.CTRL_CLASSES), ``mark`` (program marks 0..MAX_MARKS-1) and ``snapshot`` (credit
+  snapshots, padded to the most any point takes); result_sizes() gives them all;
 - every config parameter as a coordinate along ``point`` named ``<section>_<field>``
   (``protocol_name``, ``workload_ranks``, ``topology_dims`` as a string like "4x4x4", ``seed``);
 - attrs: ``extoll_vec_version``, ``schema_version`` and ``configs`` (a JSON list of each
@@ -39,7 +41,7 @@ import xarray as xr
 
 from . import __version__
 from .config import RunConfig, from_dict
-from .dtypes import KIND_CLASSES
+from .dtypes import CTRL_CLASSES, KIND_CLASSES, MAX_MARKS
 from .errors import StoreError
 
 SCHEMA_VERSION = 1
@@ -73,6 +75,19 @@ SCHEMA: dict[str, Variable] = {
     "stall_us": Variable(PR, _F, "us",
                          "time the CPU waited for flow-control credits or NIC back-pressure"),
     "messages_received": Variable(PR, _I, "messages", "messages received by each rank"),
+    "control_sent": Variable(("point", "rank", "ctrl"), _I, "packets",
+                             "control packets written by each rank, by type: credit packets, "
+                             "compulsory credit return requests and responses; piggyback: data "
+                             "packets that carried credits"),
+    "flow_control_cpu_us": Variable(PR, _F, "us", "CPU time spent on flow control: credit "
+                                    "operations, writing and retrieving control packets"),
+    "mark_time_us": Variable(("point", "rank", "mark"), _F, "us",
+                             "when each rank passed each mark of its program (0: start of the "
+                             "measured part, 1: its end; multiphase: 2+p after phase p); NaN: "
+                             "never"),
+    "credit_snapshot": Variable(("point", "snapshot", "peer"), _I, "credits",
+                                "credits the recording rank owned towards each peer at each "
+                                "snapshot (multiphase: rank 0, before every alltoall); -1: none"),
     "max_link_utilization": Variable(P, _F, "1", "busiest router-to-router or terminal link: "
                                      "busy cycles / simulated cycles"),
     "accepted_flits_per_node_cycle": Variable(P, _F, "flits/(node*cycle)",
@@ -133,6 +148,26 @@ def config_coords(configs: list[RunConfig]) -> dict[str, tuple]:
 
 
 # ---- building ------------------------------------------------------------------------------------
+def result_sizes(configs: Iterable[RunConfig]) -> dict[str, int]:
+    """Sizes of every dimension of the result Dataset of `configs` (known before running)."""
+    from .workloads import snapshot_count
+    configs = list(configs)
+    n = max(c.n_ranks for c in configs)
+    return {"point": len(configs), "rank": n, "peer": n, "kind": len(KIND_CLASSES),
+            "ctrl": len(CTRL_CLASSES), "mark": MAX_MARKS,
+            "snapshot": max(snapshot_count(c) for c in configs)}
+
+
+def pad_points(rows: Iterable[np.ndarray], var: "Variable", shape: tuple[int, ...]) -> np.ndarray:
+    """Stack per-point arrays (rows of one variable) into [points, *shape], padding the rank,
+    peer and snapshot axes (which differ between batches) with the variable's fill."""
+    rows = [np.asarray(r) for r in rows]
+    out = np.full((len(rows),) + shape, var.fill, dtype=var.dtype)
+    for i, r in enumerate(rows):
+        out[(i,) + tuple(slice(0, n) for n in r.shape)] = r
+    return out
+
+
 def build_dataset(configs: Iterable[RunConfig], arrays: Mapping[str, Any],
                   attrs: Mapping[str, Any] | None = None) -> xr.Dataset:
     """The result Dataset of `configs` from the engine's `arrays` (one row per config, in order).
@@ -148,7 +183,7 @@ def build_dataset(configs: Iterable[RunConfig], arrays: Mapping[str, Any],
     if missing or unknown:
         raise ValueError(f"arrays do not match SCHEMA: missing {missing}, unknown {unknown}")
     n_ranks = [c.n_ranks for c in configs]
-    sizes = {"point": len(configs), "rank": max(n_ranks), "kind": len(KIND_CLASSES)}
+    sizes = result_sizes(configs)
     data_vars = {}
     for name, var in SCHEMA.items():
         a = np.asarray(arrays[name])
@@ -171,6 +206,10 @@ def build_dataset(configs: Iterable[RunConfig], arrays: Mapping[str, Any],
     coords["kind"] = ("kind", np.array(KIND_CLASSES, dtype=STR),
                       {"description": "packet class (data: eager data and rendezvous requests; "
                                       "control: flow-control packets; rma: RMA get/data)"})
+    coords["ctrl"] = ("ctrl", np.array(CTRL_CLASSES, dtype=STR),
+                      {"description": "control packet type (dtypes.CT_*)"})
+    coords["mark"] = ("mark", np.arange(MAX_MARKS, dtype=np.int64),
+                      {"description": "program mark index (workloads.MARK_*)"})
     ds_attrs = {"extoll_vec_version": __version__, "schema_version": SCHEMA_VERSION,
                 "configs": json.dumps([c.to_dict() for c in configs], separators=(",", ":"))}
     for k, v in (attrs or {}).items():

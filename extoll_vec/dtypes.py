@@ -22,9 +22,10 @@ OP_COMPUTE = 6    # CPU busy for a = nanoseconds
 OP_LOOP = 7       # begin loop: a = iteration count (>= 1); body runs until the matching OP_ENDLOOP
 OP_ENDLOOP = 8
 OP_MARK = 9       # record the current time in marks[rank, a] (phase boundaries for analysis)
-N_OPS = 10
+OP_SNAPSHOT = 10  # record the credits the rank owns towards every peer in its next snapshot
+N_OPS = 11
 OP_NAMES = ("END", "SEND", "ISEND", "RECV", "IRECV", "WAITALL", "COMPUTE", "LOOP", "ENDLOOP",
-            "MARK")
+            "MARK", "SNAPSHOT")
 ANY_SOURCE = -1
 MAX_LOOP_DEPTH = 4
 MAX_MARKS = 8
@@ -37,6 +38,15 @@ PK_RMA_GET = 3    # RMA get request, handled by the sender's NIC, no mailbox
 PK_RMA_DATA = 4   # RMA payload, written to user memory by the receiver's NIC, no mailbox
 PK_SYNTH = 5      # synthetic network-only traffic, consumed by the destination NIC
 N_PK = 6
+# Control packets (PK_CTRL) carry a type in pk_aux / the mailbox entry (EXTOLL sections 5.2, 6.1).
+CT_CREDIT = 0     # credit packet: returns credits, uses a credit slot, consumes no credit
+CT_REQUEST = 1    # compulsory credit return request (dynamic): consumes a credit
+CT_RESPONSE = 2   # compulsory credit return response (dynamic): consumes a credit
+CT_PIGGYBACK = 3  # not a packet: credits piggybacked on the last VELO packet of a message
+N_CT = 4
+CTRL_CLASSES = ("credit", "request", "response", "piggyback")   # dim "ctrl" of control_sent
+PIGGYBACK_BYTES = 2   # section 5.4: credit information in the last two bytes of the packet
+PIGGYBACK_MAX = 0xFFFF
 # Output statistics fold packet kinds into these classes (dim "kind" of packets_sent).
 KIND_CLASSES = ("data", "control", "rma")
 PK_CLASS = (0, 0, 1, 2, 2, 0)
@@ -82,7 +92,10 @@ ERR_NAMES = {ERR_DEADLOCK: "deadlock", ERR_NO_PROGRESS: "no progress",
 PROTO_NONE = 0          # unlimited mailbox, no software flow control (the papers' reference)
 PROTO_BACKPRESSURE = 1  # finite mailbox, EXTOLL hardware back-pressure only
 PROTO_WINDOW = 2        # fixed credit window per peer (a trivial plug-in used by the tests)
-PROTOCOL_IDS = {"none": PROTO_NONE, "backpressure": PROTO_BACKPRESSURE, "window": PROTO_WINDOW}
+PROTO_STATIC = 3        # EXTOLL static credit-based flow control (paper section 5)
+PROTO_DYNAMIC = 4       # EXTOLL dynamic credit-based flow control (paper section 6)
+PROTOCOL_IDS = {"none": PROTO_NONE, "backpressure": PROTO_BACKPRESSURE, "window": PROTO_WINDOW,
+                "static": PROTO_STATIC, "dynamic": PROTO_DYNAMIC}
 
 # ---- per-member parameter vector (int64 [batch, N_PAR], times in cycles) ------------------------
 P_LINK_LAT = 0        # link latency
@@ -118,4 +131,11 @@ P_SEED = 29
 P_NO_PROGRESS = 30    # cycles without progress before ERR_NO_PROGRESS
 P_MAX_CYCLES = 31
 P_RPN = 32            # ranks per node
-N_PAR = 33
+P_CREDIT_SLOTS = 33   # static/dynamic: credit slots per process (c)
+P_QUOTA = 34          # static: credit quota per sender; dynamic: initial intended credit quota
+P_THRESH = 35         # static: credit-return threshold (Eq. 1)
+P_DATA_REGION = 36    # static/dynamic: data region of each mailbox, slots
+P_DYN_REGION = 37     # dynamic: dynamic region (the available slots counter starts here)
+P_PIGGY = 38          # 1: credits are piggybacked on the last VELO packet when it has room
+P_PROGRESS = 39       # packets the MPI progress engine retrieves at most per MPI call
+N_PAR = 40

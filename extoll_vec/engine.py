@@ -7,23 +7,23 @@ and returns an xarray Dataset with one `point` per config, in order.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from . import dtypes as D
 from .config import RunConfig
-from .errors import SimulationError
+from .dataset import SCHEMA, build_dataset, pad_points, result_sizes
+from .errors import ConfigError, SimulationError
+from .protocols.audit import quiescent_problems
+from .protocols.extoll_static import layout as mailbox_layout
 from .state import Topo, allocate
 from .topology import build as build_topology
-from .workloads import build_program
-from extoll_vec.kernels import progstats, sim
+from .workloads import build_program, snapshot_counts
+from extoll_vec.kernels import host, progstats, sim
+from extoll_vec.kernels.fc_fields import RANK_FIELDS, fields_needed
 
-RESULT_VARIABLES = ("exec_time_us", "rank_time_us", "packets_sent", "sends_delayed",
-                    "mailbox_max_slots", "stall_us", "messages_received", "max_link_utilization",
-                    "accepted_flits_per_node_cycle", "offered_flits_per_node_cycle",
-                    "packet_latency_cycles_mean", "simulated_cycles", "packets_delivered",
-                    "events_processed")
+RESULT_VARIABLES = tuple(SCHEMA)   # what results() returns: the dataset schema's variables
 NONE_MAILBOX_CAP = 1 << 16   # slots: the "unlimited" mailbox of protocol none holds this many
 
 
@@ -60,6 +60,7 @@ def _params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_LIMIC] = c(h.limic_ns)
     p[D.P_LIMIC_PER_KB] = c(h.limic_ns_per_kb)
     p[D.P_LIMIC_ON] = int(m.limic)
+    p[D.P_PROGRESS] = h.progress_packets
     p[D.P_EAGER] = m.eager_threshold
     p[D.P_MPI_HDR] = m.header_bytes
     p[D.P_VELO_PAYLOAD] = m.velo_payload
@@ -67,7 +68,9 @@ def _params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_PKT_OVERHEAD] = 8 + n.packet_header_bytes   # 8-byte VELO header + network header
     p[D.P_RMA_BYTES] = n.rma_packet_bytes
     p[D.P_MAILBOX] = mailbox
-    p[D.P_MAILBOX_HARD] = int(pr.name == "none")
+    # a full mailbox is an error where the protocol promises it never happens: the unlimited
+    # reference and the credit protocols; with backpressure/window the NIC waits (section 2)
+    p[D.P_MAILBOX_HARD] = int(pr.name in ("none", "static", "dynamic"))
     p[D.P_PROTO] = D.PROTOCOL_IDS[pr.name]
     p[D.P_WINDOW] = pr.window
     p[D.P_THRESHOLD] = pr.threshold
@@ -85,7 +88,72 @@ def _params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_NO_PROGRESS] = max(1, int(cfg.limits.no_progress_us * 1000 / n.cycle_ns))
     p[D.P_MAX_CYCLES] = cfg.limits.max_cycles
     p[D.P_RPN] = m.ranks_per_node
+    if pr.name in ("static", "dynamic"):
+        lay = mailbox_layout(pr.mailbox_slots, cfg.n_ranks, pr.credit_slots)
+        p[D.P_CREDIT_SLOTS] = pr.credit_slots
+        p[D.P_QUOTA] = lay.quota
+        p[D.P_THRESH] = lay.threshold
+        p[D.P_DATA_REGION] = lay.data_region
+        p[D.P_DYN_REGION] = lay.dynamic_region
+        p[D.P_PIGGY] = int(pr.piggyback)
     return p
+
+
+class ProgramFigures(NamedTuple):
+    """What sizing a member's state needs to know of its program."""
+    max_isends: int        # sends outstanding at once, at most (any rank)
+    max_irecvs: int        # receives posted and not yet completed, at most
+    inbound_messages: int  # messages the busiest receiver gets over the run
+    inbound_packets: int   # eager packets the busiest receiver gets over the run
+    snapshots: int         # OP_SNAPSHOTs of the busiest rank
+
+
+def mailbox_capacity(cfg: RunConfig, fig: ProgramFigures) -> int:
+    """Mailbox slots per rank: the configured size, or for protocol none enough never to fill
+    (every eager packet the rank will ever receive, capped at NONE_MAILBOX_CAP)."""
+    if cfg.protocol.name == "none":
+        return min(fig.inbound_packets + 1, NONE_MAILBOX_CAP)
+    return cfg.protocol.mailbox_slots
+
+
+def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigures]) -> dict:
+    """The size of every dimension of state.FIELDS for a batch (also the planner's estimate)."""
+    c0 = configs[0]
+    net = [c.network for c in configs]
+    NR = c0.n_ranks
+    maxL = max(max(n.max_packet_flits for n in net), max(c.workload.packet_flits for c in configs))
+    buf = max(n.buffer_flits for n in net)
+    R, P, V, N = topo.n_routers, topo.n_ports, c0.network.vcs, topo.n_nodes
+    synth = c0.workload.synthetic
+    FQ = max(c.workload.source_queue if synth else c.network.nic_fifo_packets for c in configs)
+    EQ = max(n.nic_ejection_flits for n in net)
+    rpn = max(c.mpi.ranks_per_node for c in configs)
+    SQ = max(f.max_isends for f in figs) + 2 if NR else 1
+    RD = max(f.max_irecvs for f in figs) + 2 if NR else 1
+    NPK = R * P * V * buf + N * (FQ + EQ) + 1024
+    sizes = dict(B=len(configs), R=R, P=P, V=V, N=N, FQ=FQ, NW=max(rpn, 1), EQ=EQ,
+                 RQ=max(rpn, 1) * SQ, NR=NR,
+                 MC=max(mailbox_capacity(c, f) for c, f in zip(configs, figs)), SQ=SQ, RD=RD,
+                 UQ=max(f.inbound_messages for f in figs) + 2, GQ=RD,
+                 CQ=3 * NR + 16,   # a credit packet, a request and a response per peer
+                 K=max(fields_needed(c.protocol.name, c.protocol.credit_slots) for c in configs),
+                 KR=RANK_FIELDS, NSNAP=max(f.snapshots for f in figs), NPK=NPK)
+    lat = max(n.link_latency + n.router_delay for n in net) + maxL
+    sizes["W"] = 1 << max(7, int(math.ceil(math.log2(4 * lat))))
+    sizes["E"] = 3 * NPK + 3 * R * P + 2 * NR + 4 * N + 1024
+    return sizes
+
+
+def _check_widths(programs, send_slots: int) -> None:
+    """Programs must fit the mailbox entry's fields (kernels/host.py, mb_pack)."""
+    if send_slots > host.MB_RNDV_SLOTS:
+        raise ConfigError("workload", f"{send_slots - 2} sends outstanding at once; allowed: at "
+                          f"most {host.MB_RNDV_SLOTS - 2} (the rendezvous slot field)")
+    for p in programs:
+        sends = np.isin(p.ops[:, 0], (D.OP_SEND, D.OP_ISEND))
+        if sends.any() and int(p.ops[sends, 2].max()) >= host.MB_RNDV_BYTES:
+            raise ConfigError("workload.message_bytes", f"got {int(p.ops[sends, 2].max())}; "
+                              f"allowed: < {host.MB_RNDV_BYTES} bytes per message")
 
 
 class Batch:
@@ -107,7 +175,7 @@ class Batch:
         rows = max(max(len(p.ops) for p in programs), 1)
         self.ops = np.zeros((B, rows, 4), np.int32)
         self.starts = np.zeros((B, max(NR, 1)), np.int32)[:, :NR]
-        mailboxes, inbound_msgs = [], []
+        figs = []
         for b, (cfg, prog) in enumerate(zip(configs, programs)):
             ops = prog.ops.copy()
             comp = ops[:, 0] == D.OP_COMPUTE
@@ -118,39 +186,20 @@ class Batch:
                 msgs, pkts = progstats.inbound(ops, prog.start.astype(np.int32), NR,
                                                cfg.mpi.header_bytes, cfg.mpi.velo_payload,
                                                cfg.mpi.eager_threshold)
-                inbound_msgs.append(int(msgs.max()))
-                need = int(pkts.max()) + 1
+                snaps = int(snapshot_counts(prog).max())
+                figs.append(ProgramFigures(prog.max_isends, prog.max_irecvs, int(msgs.max()),
+                                           int(pkts.max()), snaps))
             else:
-                inbound_msgs.append(0)
-                need = 1
-            if cfg.protocol.name == "none":
-                mailboxes.append(min(need, NONE_MAILBOX_CAP))
-            else:
-                mailboxes.append(cfg.protocol.mailbox_slots)
-        self.par = np.stack([_params(c, mb) for c, mb in zip(configs, mailboxes)])
-        topo, net = self.topology, [c.network for c in configs]
-        maxL = max(max(n.max_packet_flits for n in net), max(c.workload.packet_flits for c in configs))
-        buf = max(n.buffer_flits for n in net)
-        R, P, V, N = topo.n_routers, topo.n_ports, c0.network.vcs, topo.n_nodes
-        if V < topo.vcs_needed:
-            from .errors import ConfigError
-            raise ConfigError("network.vcs", f"got {V}; allowed: >= {topo.vcs_needed} "
-                              f"(the deadlock-free routing of {topo.kind} needs them)")
+                figs.append(ProgramFigures(0, 0, 0, 0, 0))
+        self.par = np.stack([_params(c, mailbox_capacity(c, f)) for c, f in zip(configs, figs)])
+        topo = self.topology
+        if c0.network.vcs < topo.vcs_needed:
+            raise ConfigError("network.vcs", f"got {c0.network.vcs}; allowed: >= "
+                              f"{topo.vcs_needed} (the deadlock-free routing of {topo.kind} "
+                              "needs them)")
+        sizes = state_sizes(configs, topo, figs)
+        _check_widths(programs, sizes["SQ"])
         synth = c0.workload.synthetic
-        FQ = max(c.workload.source_queue if synth else c.network.nic_fifo_packets for c in configs)
-        EQ = max(n.nic_ejection_flits for n in net)
-        rpn = max(c.mpi.ranks_per_node for c in configs)
-        SQ = max(p.max_isends for p in programs) + 2 if NR else 1
-        RD = max(p.max_irecvs for p in programs) + 2 if NR else 1
-        NPK = R * P * V * buf + N * (FQ + EQ) + 1024
-        sizes = dict(B=B, R=R, P=P, V=V, Q=buf, N=N, FQ=FQ, NW=max(rpn, 1), EQ=EQ,
-                     RQ=max(rpn, 1) * SQ, NR=NR, MC=max(mailboxes), SQ=SQ, RD=RD,
-                     UQ=max(inbound_msgs) + 2, GQ=RD, CQ=NR + 16,
-                     K=3 if any(c.protocol.name == "window" for c in configs) else 0,
-                     NPK=NPK)
-        lat = max(n.link_latency + n.router_delay for n in net) + maxL
-        sizes["W"] = 1 << max(7, int(math.ceil(math.log2(4 * lat))))
-        sizes["E"] = 3 * NPK + 3 * R * P + 2 * NR + 4 * N + 1024
         self.sizes = sizes
         self.S = allocate(sizes)
         S = self.S
@@ -165,7 +214,7 @@ class Batch:
             S.nic_cr[b] = cfg.network.buffer_flits
             if synth:
                 from .workloads import synthetic_destinations
-                S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, N, cfg.seed)
+                S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, topo.n_nodes, cfg.seed)
         sim.start(S, self.T, self.par, self.starts)
 
     def run(self, progress: Callable[[float], None] | None = None) -> None:
@@ -201,6 +250,11 @@ class Batch:
         out["mailbox_max_slots"] = S.st_mbmax.astype(np.int64)
         out["stall_us"] = S.st_stall.astype(np.float64) * cyc_ns[:, None] / 1000.0
         out["messages_received"] = S.st_msgs.astype(np.int64)
+        out["control_sent"] = S.st_ctrl.astype(np.int64)
+        out["flow_control_cpu_us"] = S.st_fccpu.astype(np.float64) * cyc_ns[:, None] / 1000.0
+        marks = S.marks.astype(np.float64) * cyc_ns[:, None, None] / 1000.0
+        out["mark_time_us"] = np.where(S.marks >= 0, marks, np.nan)
+        out["credit_snapshot"] = S.snap.astype(np.int64)
         sim_c = np.maximum(S.now, 1).astype(np.float64)
         util = S.op_util.reshape(B, -1).max(axis=1) if S.op_util.size else np.zeros(B)
         out["max_link_utilization"] = util / sim_c
@@ -225,7 +279,12 @@ def describe_error(batch: Batch, b: int) -> str:
     names = [name for bit, name in D.ERR_NAMES.items() if flags & bit]
     t_us = S.now[b] * cfg.network.cycle_ns / 1000.0
     parts = [f"{' + '.join(names)} at cycle {int(S.now[b])} ({t_us:.3f} us)"]
-    if S.err_info[b, 0] >= 0:
+    region = {1: "credit packets in the credit slots", 2: "packets beyond the sender's grant",
+              3: "packets in the data region"}.get(int(S.err_info[b, 3]))
+    if region is not None:
+        parts.append(f"mailbox of rank {int(S.err_info[b, 0])} holds {int(S.err_info[b, 2])} "
+                     f"{region} of rank {int(S.err_info[b, 1])}: more than its protocol allows")
+    elif S.err_info[b, 0] >= 0:
         parts.append(f"rank {int(S.err_info[b, 0])}")
     nr = S.rk_pc.shape[1]
     if nr:
@@ -273,6 +332,7 @@ def check_invariants(batch: Batch, b: int) -> None:
             errors.append("link credits not all returned")
         if np.any(S.ib_cnt[b]) or np.any(S.ej_cnt[b]) or np.any(S.nq_cnt[b]):
             errors.append("buffers not empty at the end")
+        errors += quiescent_problems(S.fc[b], S.fcr[b], p)
     if errors:
         raise SimulationError(f"point {b}: invariant broken: " + "; ".join(errors),
                               D.ERR_INVARIANT, b)
@@ -284,23 +344,9 @@ def run_batch(configs: Sequence[RunConfig], progress=None, programs=None) -> dic
     return batch.results()
 
 
-def _pad_rows(rows: list[np.ndarray]) -> np.ndarray:
-    """Stack per-point arrays whose rank axis may differ (padding NaN or -1)."""
-    first = rows[0]
-    if first.ndim == 0:
-        return np.array(rows)
-    width = max(r.shape[0] for r in rows)
-    fill = np.nan if first.dtype.kind == "f" else -1
-    out = np.full((len(rows), width) + first.shape[1:], fill, dtype=first.dtype)
-    for i, r in enumerate(rows):
-        out[i, :r.shape[0]] = r
-    return out
-
-
 def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | None = None,
              max_batch: int = 8, programs: Sequence | None = None):
     """Run configs (batched by shape) and return one Dataset with a `point` per config."""
-    from .dataset import build_dataset
     configs = list(configs)
     groups: dict[tuple, list[int]] = {}
     for i, c in enumerate(configs):
@@ -313,5 +359,8 @@ def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | N
                             None if programs is None else [programs[i] for i in part])
             for j, i in enumerate(part):
                 per_point[i] = {name: res[name][j] for name in RESULT_VARIABLES}
-    arrays = {name: _pad_rows([pp[name] for pp in per_point]) for name in RESULT_VARIABLES}
+    sizes = result_sizes(configs)
+    arrays = {name: pad_points([pp[name] for pp in per_point], var,
+                               tuple(sizes[d] for d in var.dims[1:]))
+              for name, var in SCHEMA.items()}
     return build_dataset(configs, arrays)

@@ -1,17 +1,18 @@
 """Structure-of-arrays state of a batch, with documented shapes.
 
 Every array has the batch axis first. Sizes (static for a batch; dynamic contents only):
-B batch, E event pool, W wheel buckets, NPK packet pool, R routers, P ports, V VCs, Q input
-buffer slots, N nodes, FQ NIC FIFO slots, NW ranks per node, EQ ejection slots, RQ RMA queue,
+B batch, E event pool, W wheel buckets, NPK packet pool, R routers, P ports, V VCs, N nodes,
+FQ NIC FIFO slots, NW ranks per node, EQ ejection slots, RQ RMA queue,
 NR ranks, MC mailbox ring, SQ send slots, RD receive slots, UQ unexpected-message pool, GQ GET
-queue, CQ control queue, K flow-control fields per peer.
+queue, CQ control queue, K flow-control fields per peer, KR flow-control fields per rank,
+NSNAP credit snapshots (OP_SNAPSHOT).
 The table FIELDS is the single declaration: name -> (dtype, dims, initial value).
 """
 from collections import namedtuple
 
 import numpy as np
 
-from .dtypes import CNT, IDX, MAX_LOOP_DEPTH, MAX_MARKS, TIME
+from .dtypes import CNT, IDX, MAX_LOOP_DEPTH, MAX_MARKS, N_CT, TIME
 
 I64 = np.int64
 I32 = np.int32
@@ -44,7 +45,8 @@ FIELDS = {
     "pk_ready": (TIME, ("B", "NPK"), 0), "pk_seq": (I32, ("B", "NPK"), 0), "pk_next": (I32, ("B", "NPK"), -1),
     "pk_meta": (I64, ("B", 2), 0),         # (free-list head, packets alive)
     # routers (kernels/network.py)
-    "ib_q": (IDX, ("B", "R", "P", "V", "Q"), -1), "ib_head": (I32, ("B", "R", "P", "V"), 0),
+    "voq_head": (IDX, ("B", "R", "P", "V", "P"), -1), "voq_tail": (IDX, ("B", "R", "P", "V", "P"), -1),
+    "outq": (I32, ("B", "R", "P"), 0),
     "ib_cnt": (I32, ("B", "R", "P", "V"), 0), "ib_flits": (I32, ("B", "R", "P", "V"), 0),
     "cr": (I32, ("B", "R", "P", "V"), 0),
     "op_busy": (TIME, ("B", "R", "P"), 0), "op_rr": (I32, ("B", "R", "P"), 0),
@@ -82,7 +84,13 @@ FIELDS = {
     "ux_head": (I32, ("B", "NR", "NR"), -1), "ux_tail": (I32, ("B", "NR", "NR"), -1),
     "gq": (I32, ("B", "NR", "GQ", 4), 0), "gq_head": (I32, ("B", "NR"), 0), "gq_cnt": (I32, ("B", "NR"), 0),
     "cq": (I32, ("B", "NR", "CQ"), 0), "cq_head": (I32, ("B", "NR"), 0), "cq_cnt": (I32, ("B", "NR"), 0),
-    "fc": (I32, ("B", "NR", "NR", "K"), 0),
+    "fc": (I32, ("B", "NR", "NR", "K"), 0),     # per (rank, peer): kernels/fc_fields.py
+    "fcr": (I32, ("B", "NR", "KR"), 0),         # per rank: kernels/fc_fields.py
+    "st_ctrl": (CNT, ("B", "NR", N_CT), 0),     # control packets written, by type (CT_*)
+    "st_fccpu": (TIME, ("B", "NR"), 0),         # CPU cycles spent on flow control
+    "snap": (I32, ("B", "NSNAP", "NR"), -1),    # OP_SNAPSHOT: credits owned towards each peer
+    "rk_snap": (I32, ("B", "NR"), 0),           # snapshots a rank has taken
+    "rk_pass": (I32, ("B", "NR"), -1),          # progress pass before an MPI call (host.py)
     # in-order check: VELO packets written to / written into the mailbox of each peer
     "seq_tx": (I32, ("B", "NR", "NR"), 0), "seq_rx": (I32, ("B", "NR", "NR"), 0),
 }

@@ -5,10 +5,18 @@ turn it does the first of these that applies (EXTOLL MPI over VELO, paper sectio
 1. write a queued flow-control packet (credits owed; priority over data),
 2. write a queued RMA GET descriptor (rendezvous receives that matched),
 3. write the next VELO packet of the oldest pending send whose destination flow control allows,
-4. advance its program (post sends/receives, compute, loops, wait for completions),
-5. poll: retrieve one packet from its mailbox (the MPI progress engine runs only while waiting),
+4. advance its program (post sends/receives, compute, loops, wait for completions); before
+   every MPI call the progress engine retrieves the packets present in the mailbox (at most
+   host.progress_packets), as Open MPI's opal_progress does on each call,
+5. poll: retrieve one packet from its mailbox (while waiting inside MPI),
 6. otherwise go idle; a mailbox arrival, a completion or NIC space wakes it.
 A PIO write into a full NIC FIFO blocks the CPU (hardware back-pressure): it cannot poll.
+
+Flow control (kernels/flowctl.py) decides whether a data packet may be written (a send without
+credits writes what it can and waits, polling its mailbox: EXTOLL 5.2), queues control packets
+(written first, step 1) and may piggyback credits on the last packet of an eager message when
+it has room for them (5.4). CPU cycles spent on flow control (credit operations, writing and
+retrieving control packets) are counted in st_fccpu; control packets by type in st_ctrl.
 
 Messages: eager (<= threshold) = ceil((16 + bytes) / 56) VELO packets into the receiver's mailbox;
 rendezvous = one VELO request, then the receiver's NIC pulls RMA data that bypasses the mailbox;
@@ -18,14 +26,15 @@ source); ANY_SOURCE takes the oldest over all sources (by arrival sequence numbe
 """
 from extoll_vec.kernels.jit import inner
 
-from extoll_vec.dtypes import (ANY_SOURCE, ERR_DEADLOCK, ERR_MAILBOX_OVERFLOW, ERR_PROGRAM, ERR_QUEUE,
-                               EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, OP_COMPUTE,
-                               OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV,
-                               OP_SEND, OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON, P_LIMIC_PER_KB,
-                               P_MATCH, P_MPI_HDR, P_PIO, P_RETRIEVE, P_VELO_PAYLOAD, PK_CTRL,
-                               PK_DATA, PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE,
-                               W_RECV, W_SEND, W_WAITALL)
+from extoll_vec.dtypes import (ANY_SOURCE, CT_PIGGYBACK, ERR_PROGRAM, ERR_QUEUE, EV_NIC_DRAIN,
+                               EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, OP_COMPUTE, OP_END, OP_ENDLOOP,
+                               OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV, OP_SEND, OP_SNAPSHOT,
+                               OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON, P_LIMIC_PER_KB, P_MATCH,
+                               P_MPI_HDR, P_PIGGY, P_PIO, P_PROGRESS, P_RETRIEVE, P_VELO_PAYLOAD,
+                               PIGGYBACK_BYTES, PK_CTRL, PK_DATA, PK_RMA_GET, PK_RNDV, W_CREDIT,
+                               W_DONE, W_NIC, W_NONE, W_RECV, W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
+from extoll_vec.kernels.fc_fields import CQ_TYPE, F_OWNED
 from extoll_vec.kernels.common import flits_of, nic_block_rank, nic_full, nic_push, pk_new, wake_rank
 from extoll_vec.kernels.wheel import schedule
 
@@ -33,24 +42,45 @@ from extoll_vec.kernels.wheel import schedule
 UX_EAGER = -1
 UX_LIMIC = -2
 
+# progress pass before an MPI call (rk_pass >= 0: packets still to retrieve in it)
+PASS_NONE = -1
+PASS_DONE = -2
+
 # send-descriptor states
 SD_FREE = 0
 SD_WRITING = 1
 SD_RMA = 2
 
-# mailbox entry packing (int64): payload 32 bits | aux 8 bits | last 1 bit | kind 3 bits | src 20 bits
+# mailbox entry packing (int64), from the top: src 20 bits | kind 3 | last 1 | 40 bits (aux,
+# payload) that are, by kind: eager data: piggybacked credits 16 | message bytes 24 (config.py
+# keeps the eager threshold < 2**24); rendezvous: send slot 12 | bytes 28; control: type 8 |
+# credits 32. engine.Batch refuses programs beyond these widths (MB_* limits).
 MB_SRC_SHIFT = 44
+MB_RNDV_SLOTS = 1 << 12
+MB_RNDV_BYTES = 1 << 28
+
+
+@inner
+def _mb_aux_bits(kind):
+    if kind == PK_DATA:
+        return 16
+    if kind == PK_RNDV:
+        return 12
+    return 8
 
 
 @inner
 def mb_pack(src, kind, last, aux, pay):
-    return (src << MB_SRC_SHIFT) | (kind << 41) | (last << 40) | ((aux & 0xFF) << 32) | (pay & 0xFFFFFFFF)
+    pay_bits = 40 - _mb_aux_bits(kind)
+    return ((src << MB_SRC_SHIFT) | (kind << 41) | (last << 40)
+            | ((aux & ((1 << _mb_aux_bits(kind)) - 1)) << pay_bits) | (pay & ((1 << pay_bits) - 1)))
 
 
 @inner
 def mailbox_write(S, par, b, r, h):
     """The NIC writes packet h into rank r's mailbox; the caller checked there is room."""
     MC = S.mb_q.shape[2]
+    flowctl.on_arrival(S, par, b, r, S.pk_src[b, h], S.pk_kind[b, h], S.pk_aux[b, h])
     S.mb_q[b, r, (S.mb_head[b, r] + S.mb_cnt[b, r]) % MC] = mb_pack(
         S.pk_src[b, h], S.pk_kind[b, h], S.pk_last[b, h], S.pk_aux[b, h], S.pk_pay[b, h])
     S.mb_cnt[b, r] += 1
@@ -242,10 +272,17 @@ def _write_data(S, T, par, b, r, d, now):
         this = min(pay, total - i * pay)
         h = pk_new(S, b, PK_DATA, r, dst, T.rank_node[dst], flits_of(par, b, this), last, nbytes, 0, 0,
                    now)
+        # section 5.4: credits for dst ride on the last packet if two bytes are free in it
+        if last == 1 and par[b, P_PIGGY] != 0 and h >= 0 and this + PIGGYBACK_BYTES <= pay:
+            k = flowctl.piggyback(S, par, b, r, dst)
+            if k > 0:
+                S.pk_aux[b, h] = k
+                S.st_ctrl[b, r, CT_PIGGYBACK] += 1
     if h < 0:
         return 0
     _write(S, T, par, b, r, h, 0, now)
     cost = flowctl.on_sent(S, par, b, r, dst)
+    S.st_fccpu[b, r] += cost
     S.sd_left[b, r, d] -= 1
     return cost
 
@@ -277,21 +314,20 @@ def _retrieve(S, T, par, b, r, now):
     src = w >> MB_SRC_SHIFT
     kind = (w >> 41) & 7
     last = (w >> 40) & 1
-    aux = (w >> 32) & 0xFF
-    pay = w & 0xFFFFFFFF
+    pay_bits = 40 - _mb_aux_bits(kind)
+    aux = (w >> pay_bits) & ((1 << _mb_aux_bits(kind)) - 1)
+    pay = w & ((1 << pay_bits) - 1)
     cost = par[b, P_RETRIEVE]
     if kind == PK_CTRL:
-        cost += flowctl.on_control(S, par, b, r, src, pay)
+        fc = flowctl.on_control(S, par, b, r, src, aux, pay)
+        cost += fc
+        S.st_fccpu[b, r] += par[b, P_RETRIEVE] + fc
     else:
-        c, queue = flowctl.on_retrieved(S, par, b, r, src)
-        cost += c
-        if queue:
-            CQ = S.cq.shape[2]
-            if S.cq_cnt[b, r] >= CQ:
-                S.status[b] |= ERR_QUEUE
-            else:
-                S.cq[b, r, (S.cq_head[b, r] + S.cq_cnt[b, r]) % CQ] = src
-                S.cq_cnt[b, r] += 1
+        fc = flowctl.on_retrieved(S, par, b, r, src)
+        if kind == PK_DATA and aux > 0:   # piggybacked credits (5.4, 6.5.3)
+            fc += flowctl.on_control(S, par, b, r, src, CT_PIGGYBACK, aux)
+        cost += fc
+        S.st_fccpu[b, r] += fc
         if last == 1:
             cost += par[b, P_MATCH]
             if kind == PK_RNDV:
@@ -333,18 +369,25 @@ def rank_step(S, T, par, ops, b, r, now):
     node = T.rank_node[r]
     pio = par[b, P_PIO]
     # 1. flow-control packets first: the protocols rely on them never waiting for data
-    if S.cq_cnt[b, r] > 0:
+    while S.cq_cnt[b, r] > 0:
         if nic_full(S, par, b, node):
             nic_block_rank(S, b, node, r, now)
             return
         CQ = S.cq.shape[2]
-        dst = S.cq[b, r, S.cq_head[b, r]]
+        e = S.cq[b, r, S.cq_head[b, r]]
         S.cq_head[b, r] = (S.cq_head[b, r] + 1) % CQ
         S.cq_cnt[b, r] -= 1
-        pay = flowctl.ctrl_payload(S, par, b, r, dst)
-        h = pk_new(S, b, PK_CTRL, r, dst, T.rank_node[dst], flits_of(par, b, 8), 1, pay, 0, 0, now)
+        dst = e % CQ_TYPE
+        ctype = e // CQ_TYPE
+        pay = flowctl.ctrl_payload(S, par, b, r, dst, ctype)
+        if pay < 0:
+            continue   # withheld until a credit arrives (the protocol queues it again)
+        h = pk_new(S, b, PK_CTRL, r, dst, T.rank_node[dst], flits_of(par, b, 8), 1, pay, ctype,
+                   0, now)
         if h >= 0:
             _write(S, T, par, b, r, h, 1, now)
+            S.st_ctrl[b, r, ctype] += 1
+        S.st_fccpu[b, r] += pio
         _busy(S, b, r, now + pio)
         return
     # 2. RMA GET descriptors of matched rendezvous receives
@@ -392,6 +435,18 @@ def rank_step(S, T, par, ops, b, r, now):
             pc = S.rk_pc[b, r]
             op = ops[b, pc, 0]
             a = ops[b, pc, 1]
+            if OP_SEND <= op <= OP_WAITALL and S.rk_pass[b, r] != PASS_DONE:
+                # the MPI progress engine runs at every MPI call: it retrieves the packets
+                # present in the mailbox (at most host.progress_packets) before the call
+                if S.rk_pass[b, r] == PASS_NONE:
+                    S.rk_pass[b, r] = min(S.mb_cnt[b, r], par[b, P_PROGRESS])
+                if S.rk_pass[b, r] > 0 and S.mb_cnt[b, r] > 0:
+                    S.rk_pass[b, r] -= 1
+                    _busy(S, b, r, now + _retrieve(S, T, par, b, r, now))
+                    return
+                S.rk_pass[b, r] = PASS_DONE
+            if OP_SEND <= op <= OP_IRECV:
+                S.rk_pass[b, r] = PASS_NONE   # this call is made: the next one polls again
             if op == OP_SEND or op == OP_ISEND:
                 d = _post_send(S, T, par, b, r, a, ops[b, pc, 2], now)
                 S.rk_pc[b, r] = pc + 1
@@ -414,6 +469,7 @@ def rank_step(S, T, par, ops, b, r, now):
             elif op == OP_WAITALL:
                 if S.rk_osend[b, r] == 0 and S.rk_orecv[b, r] == 0:
                     S.rk_pc[b, r] = pc + 1
+                    S.rk_pass[b, r] = PASS_NONE
                     continue
                 break
             elif op == OP_COMPUTE:
@@ -444,6 +500,13 @@ def rank_step(S, T, par, ops, b, r, now):
             elif op == OP_MARK:
                 if 0 <= a < MAX_MARKS:
                     S.marks[b, r, a] = now
+                S.rk_pc[b, r] = pc + 1
+            elif op == OP_SNAPSHOT:
+                k = S.rk_snap[b, r]
+                if k < S.snap.shape[1]:
+                    for q in range(S.snap.shape[2]):
+                        S.snap[b, k, q] = S.fc[b, r, q, F_OWNED] if S.fc.shape[3] > 0 else -1
+                S.rk_snap[b, r] = k + 1
                 S.rk_pc[b, r] = pc + 1
             elif op == OP_END:
                 S.rk_wait[b, r] = W_DONE

@@ -1,5 +1,5 @@
-"""Routers and links: virtual cut-through, credit-based link-level flow control, round-robin
-output arbitration, deterministic table routing.
+"""Routers and links: virtual cut-through, credit-based link-level flow control, virtual output
+queues with round-robin output arbitration, deterministic table routing.
 
 Model (one cycle = one flit on a link):
 - A packet of L flits leaving an output at cycle t occupies the output until t + L. Its head
@@ -10,20 +10,29 @@ Model (one cycle = one flit on a link):
 - Virtual cut-through: a packet may leave only if the downstream buffer of its VC has room for
   the whole packet (credits >= L). Credits come back link_latency cycles after its tail left.
   Nothing is ever dropped: a packet without credits waits in its input buffer.
+- Virtual output queuing (EXTOLL section 2: "a variant of Virtual Output Queuing (VOQ) at switch
+  level to reduce head-of-line blocking"): each input buffer (port, VC) holds one queue per
+  output, chained through the packets; the buffer's space (and so the link credits) is shared
+  by its queues. A packet waits only for its own output, never behind a packet for another.
 - Each crossbar input reads one packet at a time; each output sends one at a time and picks the
-  next packet round-robin over (input port, VC), so no input starves.
+  next queue head round-robin over (input port, VC), so no input starves.
 - Routing: route_port[router, destination node] and vc_next[router, in port, out port, in VC]
   come from the topology builder; in-order delivery between two nodes follows from one path,
-  one VC sequence and FIFO buffers.
+  one VC sequence and FIFO queues per output.
+- Events only where a packet may move: an arbitration that finds no winner reschedules itself
+  at the earliest cycle a head becomes ready or its input free; a head short of credits is
+  served by the credit's arrival (on_credit); an output with packets left arbitrates again
+  when it frees.
 
-Array shapes: ib_q int32 [B, R, P, V, Q] (packet ids), ib_head/ib_cnt/ib_flits int32 [B, R, P, V],
-cr int32 [B, R, P, V] (credits of output p for the downstream VC buffer), op_busy/op_arbt/op_util
-int64 [B, R, P], op_rr int32 [B, R, P], ip_busy int64 [B, R, P].
+Array shapes: voq_head/voq_tail int32 [B, R, P, V, P] (packet ids, -1: empty; packets chain
+through pk_next), outq int32 [B, R, P] (packets queued for each output), ib_cnt/ib_flits
+int32 [B, R, P, V] (input buffer occupancy), cr int32 [B, R, P, V] (credits of output p for
+the downstream VC buffer), op_busy/op_arbt/op_util int64 [B, R, P], op_rr int32 [B, R, P],
+ip_busy int64 [B, R, P].
 """
+from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT, EV_NIC_RX,
+                               P_BUF_FLITS, P_LINK_LAT, P_ROUTER_DELAY)
 from extoll_vec.kernels.jit import inner
-
-from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT, EV_NIC_RX, P_BUF_FLITS, P_LINK_LAT,
-                               P_ROUTER_DELAY)
 from extoll_vec.kernels.wheel import schedule
 
 
@@ -31,14 +40,11 @@ from extoll_vec.kernels.wheel import schedule
 def router_accept(S, T, par, b, r, p, v, h, now):
     """Packet h starts crossing the link into input (p, v) of router r at cycle now. Its
     buffer space was reserved by the upstream credits, so FIFO order on the link is kept by
-    appending it here already; it becomes eligible after the link and the pipeline."""
-    Q = S.ib_q.shape[4]
+    queueing it here already; it becomes eligible after the link and the pipeline."""
     L = S.pk_flits[b, h]
-    if S.ib_cnt[b, r, p, v] >= Q or S.ib_flits[b, r, p, v] + L > par[b, P_BUF_FLITS]:
+    if S.ib_flits[b, r, p, v] + L > par[b, P_BUF_FLITS]:
         S.status[b] |= ERR_BUFFER_OVERFLOW
         return
-    was_empty = S.ib_cnt[b, r, p, v] == 0
-    S.ib_q[b, r, p, v, (S.ib_head[b, r, p, v] + S.ib_cnt[b, r, p, v]) % Q] = h
     S.ib_cnt[b, r, p, v] += 1
     S.ib_flits[b, r, p, v] += L
     out = T.route_port[r, S.pk_dnode[b, h]]
@@ -51,12 +57,16 @@ def router_accept(S, T, par, b, r, p, v, h, now):
         S.pk_ovc[b, h] = T.vc_next[r, p, out, v]
     t = now + par[b, P_LINK_LAT] + par[b, P_ROUTER_DELAY]
     S.pk_ready[b, h] = t
-    if was_empty:
-        # the head of its queue competes as soon as it is ready and the input has finished
-        # reading its predecessor (which may have left only just now, after waiting at the
-        # head: then ip_busy is later than t, and an arbitration at t would fail on the busy
-        # input with nobody to retry it); a packet behind others is brought forward when the
-        # input finishes reading its predecessor (arbitrate)
+    S.pk_next[b, h] = -1
+    tail = S.voq_tail[b, r, p, v, out]
+    S.voq_tail[b, r, p, v, out] = h
+    S.outq[b, r, out] += 1
+    if tail >= 0:
+        S.pk_next[b, tail] = h   # behind others for the same output: served in turn
+    else:
+        S.voq_head[b, r, p, v, out] = h
+        # the head of its queue competes once it is ready and its input is free (which may be
+        # later: the input may still be reading a packet that waited for its own output)
         request_arb(S, b, r, out, max(t, S.ip_busy[b, r, p]))
 
 
@@ -78,24 +88,21 @@ def on_credit(S, T, par, b, r, idx, flits, now):
 
 @inner
 def arbitrate(S, T, par, b, r, po, now):
-    """Output po of router r picks the next packet, round-robin over (input port, VC).
-
-    Events are raised only where a packet may be waiting: a request while the output is busy is
-    deferred to the cycle it frees, as is any other head that wanted this output; heads of the
-    input just read get one when the input finishes; a head short of credits is served by the
-    credit's arrival (on_credit)."""
+    """Output po of router r sends the next queue head for it, round-robin over (input port, VC)
+    from the last winner; see the module docstring for when it runs again."""
     if S.op_busy[b, r, po] > now:
         request_arb(S, b, r, po, S.op_busy[b, r, po])
         return
-    P = S.ib_q.shape[2]
-    V = S.ib_q.shape[3]
-    Q = S.ib_q.shape[4]
+    if S.outq[b, r, po] == 0:
+        return
+    P = S.voq_head.shape[2]
+    V = S.voq_head.shape[3]
     PV = P * V
     start = S.op_rr[b, r, po]
-    win = -1
-    others = False
     pi = start // V
     vi = start % V
+    retry = -1
+    win = -1
     for k in range(PV):
         # walk (pi, vi) round-robin from the last winner without divisions in the loop
         vi += 1
@@ -104,27 +111,31 @@ def arbitrate(S, T, par, b, r, po, now):
             pi += 1
             if pi == P:
                 pi = 0
-        idx = pi * V + vi
-        if S.ib_cnt[b, r, pi, vi] == 0:
+        h = S.voq_head[b, r, pi, vi, po]
+        if h < 0:
             continue
-        h = S.ib_q[b, r, pi, vi, S.ib_head[b, r, pi, vi]]
-        if S.pk_out[b, h] != po or S.pk_ready[b, h] > now:
+        t = max(S.pk_ready[b, h], S.ip_busy[b, r, pi])
+        if t > now:
+            if retry < 0 or t < retry:
+                retry = t
             continue
-        if (win < 0 and S.ip_busy[b, r, pi] <= now
-                and S.cr[b, r, po, S.pk_ovc[b, h]] >= S.pk_flits[b, h]):
-            win = idx
-        else:
-            others = True
+        if S.cr[b, r, po, S.pk_ovc[b, h]] < S.pk_flits[b, h]:
+            continue   # on_credit brings it back
+        win = pi * V + vi
+        break
     if win < 0:
+        if retry >= 0:
+            request_arb(S, b, r, po, retry)
         return
-    # --- winner: the head of input (pi, vi) leaves through po on VC vo ---
-    pi = win // V
-    vi = win % V
-    h = S.ib_q[b, r, pi, vi, S.ib_head[b, r, pi, vi]]
+    # --- winner: the head of queue (pi, vi, po) leaves on VC vo ---
     vo = S.pk_ovc[b, h]
     L = S.pk_flits[b, h]
     S.op_rr[b, r, po] = win
-    S.ib_head[b, r, pi, vi] = (S.ib_head[b, r, pi, vi] + 1) % Q
+    nxt = S.pk_next[b, h]
+    S.voq_head[b, r, pi, vi, po] = nxt
+    if nxt < 0:
+        S.voq_tail[b, r, pi, vi, po] = -1
+    S.outq[b, r, po] -= 1
     S.ib_cnt[b, r, pi, vi] -= 1
     S.ib_flits[b, r, pi, vi] -= L
     S.cr[b, r, po, vo] -= L
@@ -134,13 +145,8 @@ def arbitrate(S, T, par, b, r, po, now):
     S.op_busy[b, r, po] = t_free
     S.op_util[b, r, po] += L
     S.hops[b] += 1
-    if others:
+    if S.outq[b, r, po] > 0:
         request_arb(S, b, r, po, t_free)
-    # the input reads its next packets from t_free on
-    for v in range(V):
-        if S.ib_cnt[b, r, pi, v] > 0:
-            hn = S.ib_q[b, r, pi, v, S.ib_head[b, r, pi, v]]
-            request_arb(S, b, r, S.pk_out[b, hn], max(t_free, S.pk_ready[b, hn]))
     # the tail leaves the input buffer at now + L - 1; its credits travel back one link
     t_cr = now + L - 1 + lat
     up_node = T.terminal_node[r, pi]

@@ -15,7 +15,7 @@ import xarray as xr
 import extoll_vec
 from extoll_vec.config import RunConfig
 from extoll_vec.dataset import (CONFIG_COORDS, SCHEMA, SCHEMA_VERSION, build_dataset, configs_of,
-                                open_result, schema_problems, write_zarr)
+                                open_result, result_sizes, schema_problems, write_zarr)
 from extoll_vec.dtypes import KIND_CLASSES
 from extoll_vec.errors import StoreError
 from extoll_vec.examples import get_example
@@ -35,7 +35,7 @@ def sample_arrays(configs: list[RunConfig]) -> dict[str, np.ndarray]:
     """Arrays shaped as the engine hands them over (test data for build_dataset)."""
     rng = np.random.default_rng(1)
     n_ranks = [c.n_ranks for c in configs]
-    sizes = {"point": len(configs), "rank": max(n_ranks), "kind": len(KIND_CLASSES)}
+    sizes = result_sizes(configs)
     out = {}
     for name, var in SCHEMA.items():
         shape = tuple(sizes[d] for d in var.dims)
@@ -43,9 +43,10 @@ def sample_arrays(configs: list[RunConfig]) -> dict[str, np.ndarray]:
             a = rng.random(shape) * 100
         else:
             a = rng.integers(0, 1000, shape).astype(var.dtype)
-        if "rank" in var.dims:
-            for i, n in enumerate(n_ranks):
-                a[i, n:] = var.fill
+        for d in ("rank", "peer"):
+            if d in var.dims:
+                for i, n in enumerate(n_ranks):
+                    a[(i,) + (slice(None),) * (var.dims.index(d) - 1) + (slice(n, None),)] = var.fill
         out[name] = a
     return out
 
@@ -68,7 +69,8 @@ def test_schema_covers_every_variable(ds):
 
 
 def test_dims_coords_and_attrs(ds):
-    assert dict(ds.sizes) == {"point": 3, "rank": 16, "kind": 3}
+    assert dict(ds.sizes) == {"point": 3, "rank": 16, "peer": 16, "kind": 3, "ctrl": 4,
+                              "mark": 8, "snapshot": 0}
     assert [str(k) for k in ds["kind"].values] == list(KIND_CLASSES)
     assert len(CONFIG_COORDS) == sum(
         len(dataclasses.fields(getattr(RunConfig(), f.name))) if f.name != "seed" else 1

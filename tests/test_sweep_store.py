@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from extoll_vec.cli import main
-from extoll_vec.dataset import SCHEMA, configs_of
+from extoll_vec.dataset import SCHEMA, configs_of, result_sizes
 from extoll_vec.dtypes import KIND_CLASSES
 from extoll_vec.errors import StoreError
 from extoll_vec.sweep import build_sweep, dense, open_sweep, sweep_axes
@@ -34,8 +34,7 @@ SPEC = {
 def fake_results(configs, seed: int = 0) -> dict[str, np.ndarray]:
     """Arrays as engine.run_batch returns them for one batch (rank axis = the batch's ranks)."""
     rng = np.random.default_rng(seed)
-    nr = configs[0].n_ranks
-    sizes = {"point": len(configs), "rank": nr, "kind": len(KIND_CLASSES)}
+    sizes = result_sizes(configs)
     out = {}
     for name, var in SCHEMA.items():
         shape = tuple(sizes[d] for d in var.dims)
@@ -54,7 +53,8 @@ def test_created_store_is_empty_and_complete_in_layout(tmp_path, sweep):
     done = prepare_store(path, sweep)
     assert not done.any() and done.shape == (16,)
     ds = open_sweep(path)
-    assert dict(ds.sizes) == {"point": 16, "rank": 16, "kind": 3}
+    assert dict(ds.sizes) == {"point": 16, "rank": 16, "peer": 16, "kind": 3, "ctrl": 4, "mark": 8,
+                              "snapshot": 0}
     assert not ds.completed.values.any()
     assert np.isnan(ds.exec_time_us.values).all() and (ds.packets_sent.values == -1).all()
     for name in SCHEMA:   # one chunk per point along `point`
@@ -85,13 +85,13 @@ def test_region_writes_mask_padding_and_resume(tmp_path, sweep):
     ds = open_sweep(path)
     for j, p in enumerate(pts):
         for name, var in SCHEMA.items():
-            got = ds[name].values[p]
-            if "rank" in var.dims:
-                np.testing.assert_array_equal(got[:8], res[name][j])
-                pad = got[8:]
-                assert (np.isnan(pad).all() if var.dtype.kind == "f" else (pad == -1).all())
-            else:
-                assert got == res[name][j]
+            got = np.array(ds[name].values[p])
+            want = np.asarray(res[name][j])
+            inner = tuple(slice(0, n) for n in want.shape)
+            np.testing.assert_array_equal(got[inner], want)
+            pad = got.copy()
+            pad[inner] = var.fill
+            assert (np.isnan(pad).all() if var.dtype.kind == "f" else (pad == -1).all())
     assert np.isnan(ds.exec_time_us.values[6])
     # resuming the same sweep returns the mask; completed_only drops the rest
     assert prepare_store(path, sweep).sum() == 3

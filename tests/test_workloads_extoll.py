@@ -13,11 +13,12 @@ import pytest
 
 from extoll_vec.config import MpiConfig, RunConfig, TopologyConfig, WorkloadConfig, from_dict
 from extoll_vec.dtypes import (OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV, OP_SEND,
-                               OP_WAITALL)
+                               OP_SNAPSHOT, OP_WAITALL)
 from extoll_vec.errors import ConfigError
 from extoll_vec.workloads import (IMB_BENCHMARKS, MARK_DONE, MARK_START, build_program,
                                   check_balanced, imb_program, max_outstanding, message_counts,
-                                  multiphase, paper_phases, validate_program)
+                                  multiphase, paper_phases, snapshot_count, snapshot_counts,
+                                  validate_program)
 from extoll_vec.workloads.imb import reduce_scatter_counts
 
 EAGER = 2048
@@ -228,7 +229,14 @@ def test_multiphase_structure_marks_and_sizes():
     first_sends = [i for i, (op, a, b) in enumerate(ops)
                    if op == OP_SEND and (i == 0 or ops[i - 1][0] != OP_SEND)]
     assert len(first_sends) == it * len(phases)
-    assert all(ops[i - 1][0] == OP_MARK for i in first_sends)
+    # rank 0 records its credits right before every alltoall (Figure 19)
+    assert all(ops[i - 1][0] == OP_SNAPSHOT for i in first_sends)
+    assert [op for op, _a, _b in ops].count(OP_SNAPSHOT) == it * len(phases)
+    counts = snapshot_counts(prog)
+    assert counts[0] == it * len(phases) and not counts[1:].any()
+    cfg = from_dict({"topology": {"kind": "mesh", "dims": [4, 4]}, "mpi": {"ranks_per_node": 1},
+                     "workload": {"kind": "multiphase", "ranks": 16, "iterations": it}})
+    assert snapshot_count(cfg) == int(snapshot_counts(build_program(cfg)).max())
     # ranks outside a phase still take part in its barriers
     rank15 = [op for op, a, b in unroll(prog, 15)]
     assert rank15.count(OP_ISEND) == it * len(phases) * 4    # 4 barrier rounds per stage

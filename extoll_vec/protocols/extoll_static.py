@@ -71,9 +71,10 @@ Ambiguities and the choices made here
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 __all__ = [
-    "MB", "VELO_PAYLOAD_BYTES", "MPI_HEADER_BYTES", "PACKETS_PER_2KB_MESSAGE",
+    "MailboxLayout", "layout", "MB", "VELO_PAYLOAD_BYTES", "MPI_HEADER_BYTES", "PACKETS_PER_2KB_MESSAGE",
     "threshold", "formula_a", "formula_b", "is_safe", "is_live", "max_outstanding_credit_packets",
     "valid_regions", "credit_quota", "credit_quotas",
     "velo_packets", "sender_steady_credits", "is_stable", "eq4_min_quota", "stabilizing_slots",
@@ -205,6 +206,69 @@ def credit_quotas(data_region_slots: int, senders: int) -> list[int]:
     _check_positive(senders=senders)
     q, r = divmod(data_region_slots, senders)
     return [q + 1] * r + [q] * (senders - r)
+
+
+# ---- the mailbox of one run (what the simulator uses) ---------------------------------------
+@dataclass(frozen=True)
+class MailboxLayout:
+    """How one process' mailbox is split (sections 5.2 and 6.3), for n processes.
+
+    The mailbox is shared out among all ``processes`` of the job, the process itself included
+    (the paper's accounting: "30 slots per sender (30K slots in total per receiver)" for 1024
+    processes, and Eq. 8's 4096n bytes); its own share is never used. Each process' ``share``
+    is ``mailbox_slots div processes`` (lower rounding, footnote 7 option (b): the mailbox never
+    exceeds the configured size; the ``mailbox_slots mod processes`` slots left over stay
+    unused). ``credit_slots`` of each share belong to the credit region, the rest is the
+    sender's credit quota in the data region. Dynamic (6.3): the static region is
+    ``credit_slots`` per process (Eq. 2's minimum), the rest of the data region is dynamic.
+    """
+    mailbox_slots: int
+    processes: int
+    credit_slots: int
+
+    @property
+    def share(self) -> int:
+        """Slots per process (the x axis of the paper's figures)."""
+        return credit_quota(self.mailbox_slots, self.processes, "floor")
+
+    @property
+    def quota(self) -> int:
+        """Credit quota of every sender (static); the initial intended quota (dynamic)."""
+        return self.share - self.credit_slots
+
+    @property
+    def credit_region(self) -> int:
+        return self.credit_slots * self.processes
+
+    @property
+    def data_region(self) -> int:
+        return self.quota * self.processes
+
+    @property
+    def threshold(self) -> int:
+        """Eq. 1 with the static quota."""
+        return threshold(self.quota, self.credit_slots)
+
+    @property
+    def static_region(self) -> int:
+        return self.credit_slots * self.processes
+
+    @property
+    def dynamic_region(self) -> int:
+        return self.data_region - self.static_region
+
+    def check(self) -> None:
+        """Eq. 2 per process: quota (data) >= credit slots (credit region) >= 1."""
+        if not (self.quota >= self.credit_slots >= 1):
+            raise ValueError(f"{self.mailbox_slots} slots for {self.processes} processes give "
+                             f"{self.share} per process: Eq. 2 needs >= 2 x {self.credit_slots}")
+
+
+def layout(mailbox_slots: int, processes: int, credit_slots: int) -> MailboxLayout:
+    """The MailboxLayout of one run; ValueError when Eq. 2 does not hold."""
+    lay = MailboxLayout(int(mailbox_slots), int(processes), int(credit_slots))
+    lay.check()
+    return lay
 
 
 # ---- section 5.3: receive buffer at which the overhead stabilizes ----------------------------

@@ -25,7 +25,6 @@ BATCHES_PER_WORKER = 4                  # aim for at least this many batches per
 # Rough speed of one worker, used only for the --dry-run time estimate: packets delivered per
 # second, measured for alltoall-256 (2.27 M packets in 2.1 s) on the 2-core development machine.
 PACKETS_PER_SECOND = 1_000_000
-NONE_MAILBOX_CAP = 1 << 16              # engine.NONE_MAILBOX_CAP (protocol none's mailbox cap)
 
 
 @dataclass(frozen=True)
@@ -77,33 +76,18 @@ def _packets_per_message(cfg: RunConfig) -> tuple[int, int]:
 
 
 def _sizes(cfg: RunConfig) -> dict[str, int]:
-    """The engine.Batch size table for a batch of one point (see engine.Batch.__init__)."""
-    topo = _topology(cfg.topology)
-    n, w = cfg.network, cfg.workload
-    NR = cfg.n_ranks
-    if NR and cfg.workload.kind != "program":
+    """The engine's size table for a batch of one point (engine.state_sizes), from the
+    program's figures without simulating (eager packets estimated from the message size)."""
+    from ..engine import ProgramFigures, state_sizes
+    from ..workloads import snapshot_count
+    if cfg.n_ranks and cfg.workload.kind != "program":
         _msgs, inbound, max_is, max_ir = _program_figures(
             (cfg.topology, cfg.network, cfg.mpi, cfg.workload))
     else:
         inbound, max_is, max_ir = 0, 1, 1
-    mb_pkts = _packets_per_message(cfg)[1] * inbound + 1 if NR else 1
-    mailbox = min(mb_pkts, NONE_MAILBOX_CAP) if cfg.protocol.name == "none" else \
-        cfg.protocol.mailbox_slots
-    R, P, V, N = topo.n_routers, topo.n_ports, n.vcs, topo.n_nodes
-    buf = n.buffer_flits
-    FQ = w.source_queue if w.synthetic else n.nic_fifo_packets
-    EQ = n.nic_ejection_flits
-    rpn = cfg.mpi.ranks_per_node
-    SQ, RD = (max_is + 2, max_ir + 2) if NR else (1, 1)
-    NPK = R * P * V * buf + N * (FQ + EQ) + 1024
-    maxL = max(n.max_packet_flits, w.packet_flits)
-    sizes = dict(B=1, R=R, P=P, V=V, Q=buf, N=N, FQ=FQ, NW=max(rpn, 1), EQ=EQ,
-                 RQ=max(rpn, 1) * SQ, NR=NR, MC=mailbox, SQ=SQ, RD=RD, UQ=inbound + 2, GQ=RD,
-                 CQ=NR + 16, K=3 if cfg.protocol.name == "window" else 0, NPK=NPK)
-    sizes["W"] = 1 << max(7, int(math.ceil(math.log2(4 * (n.link_latency + n.router_delay
-                                                           + maxL)))))
-    sizes["E"] = 3 * NPK + 3 * R * P + 2 * NR + 4 * N + 1024
-    return sizes
+    fig = ProgramFigures(max_is, max_ir, inbound, _packets_per_message(cfg)[1] * inbound,
+                         snapshot_count(cfg))
+    return state_sizes([cfg], _topology(cfg.topology), [fig])
 
 
 def _state_bytes(sizes: dict[str, int]) -> int:

@@ -62,12 +62,10 @@ def _template(sweep: Sweep):
     """The store's Dataset with lazy (dask) fill values for the data and the mask."""
     import dask.array as da
 
-    from ..dataset import SCHEMA, build_dataset
-    from ..dtypes import KIND_CLASSES
+    from ..dataset import SCHEMA, build_dataset, result_sizes
 
     configs = list(sweep.configs)
-    sizes = {"point": len(configs), "rank": max(c.n_ranks for c in configs),
-             "kind": len(KIND_CLASSES)}
+    sizes = result_sizes(configs)
     fills = {name: np.broadcast_to(np.array(var.fill, var.dtype),
                                    tuple(sizes[d] for d in var.dims))
              for name, var in SCHEMA.items()}
@@ -191,17 +189,11 @@ class StoreWriter:
         self.group = _open_group(path, mode="r+")
         self.arrays = {name: self.group[name] for name in SCHEMA}
         self.mask = self.group[MASK]
-        self.rank_width = self.arrays["rank_time_us"].shape[1]
         self.schema = SCHEMA
 
     def _padded(self, name: str, a: np.ndarray) -> np.ndarray:
-        var = self.schema[name]
-        a = np.asarray(a)
-        if "rank" in var.dims and a.shape[1] != self.rank_width:
-            out = np.full((a.shape[0], self.rank_width) + a.shape[2:], var.fill, var.dtype)
-            out[:, :a.shape[1]] = a
-            return out
-        return a.astype(var.dtype, copy=False)
+        from ..dataset import pad_points
+        return pad_points(np.asarray(a), self.schema[name], tuple(self.arrays[name].shape[1:]))
 
     def write(self, points: Sequence[int], arrays: Mapping[str, Any]) -> None:
         """Store the results of `points` (ascending; row j of every array is points[j])."""

@@ -13,14 +13,16 @@ from .collectives import barrier_rounds, barrier_rows
 from .imb import IMB_BENCHMARKS, imb_program
 from .multiphase import multiphase, paper_phases, phase_mark
 from .patterns import (MARK_DONE, MARK_START, alltoall_groups, alltoall_rows, build_program,
-                       multi_pingpong, synthetic_destinations)
+                       multi_pingpong, snapshot_count, synthetic_destinations)
 from .program import (Program, ProgramBuilder, assemble, assemble_blocks, check_balanced, empty_program,
-                      make_program, max_outstanding, message_counts, validate_program)
+                      make_program, max_outstanding, message_counts, snapshot_counts,
+                      validate_program)
 
 __all__ = [
     "IMB_BENCHMARKS", "MARK_DONE", "MARK_START", "Program", "ProgramBuilder", "alltoall_groups",
     "alltoall_rows", "assemble", "assemble_blocks",
     "barrier_rounds", "barrier_rows", "build_program", "check_balanced", "empty_program",
     "imb_program", "make_program", "max_outstanding", "message_counts", "multi_pingpong",
-    "multiphase", "paper_phases", "phase_mark", "synthetic_destinations", "validate_program",
+    "multiphase", "paper_phases", "phase_mark", "snapshot_count", "snapshot_counts",
+    "synthetic_destinations", "validate_program",
 ]

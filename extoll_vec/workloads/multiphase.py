@@ -11,15 +11,15 @@ Rank r's program::
     MARK_START
     for phase p with n_p ranks:
         LOOP iterations {
+            [if r == 0: SNAPSHOT   (the credits rank 0 owns towards every peer, Figure 19)]
             [if r < n_p: SEND to r+1, ..., r-1; RECV from r+1, ..., r-1   (mod n_p)]
             dissemination barrier among all ranks
             MARK phase_mark(p)
         }
     OP_END
 
-So an OP_MARK row sits between every two consecutive alltoalls (and MARK_START before the
-first): that is where a kernel-side credit snapshot op goes (a row before each alltoall).
-OP_MARK only records a time, and a later execution of the same index overwrites it, so after the
+So rank 0 records its credits before every alltoall: snapshot k is taken before alltoall k
+(workloads.snapshot_count gives their number). OP_MARK only records a time, and a later execution of the same index overwrites it, so after the
 run marks[r, phase_mark(p)] is the end of phase p's last alltoall + barrier: phase p took
 marks[phase_mark(p)] - marks[phase_mark(p-1)] (phase_mark(-1) = MARK_START), i.e. that over
 iterations per alltoall. The last phase's mark is MARK_DONE; phase p < last uses index 2 + p,
@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..dtypes import MAX_MARKS, OP_ENDLOOP, OP_LOOP, OP_MARK
+from ..dtypes import MAX_MARKS, OP_ENDLOOP, OP_LOOP, OP_MARK, OP_SNAPSHOT
 from .collectives import barrier_rows
 from .patterns import MARK_DONE, MARK_START, _int_arg, alltoall_rows
 from .program import Program, assemble
@@ -63,6 +63,7 @@ def multiphase(n_ranks: int, phases: Sequence[int] | None, message_bytes: int,
     bar = barrier_rows(np.arange(n))                                  # [n, 3*rounds, 4]
     loop = np.array([[OP_LOOP, iterations, 0, 0]], np.int32)
     endloop = np.array([[OP_ENDLOOP, 0, 0, 0]], np.int32)
+    snap = np.array([[OP_SNAPSHOT, 0, 0, 0]], np.int32)
     parts: list[list[np.ndarray]] = [[np.array([[OP_MARK, MARK_START, 0, 0]], np.int32)]
                                      for _ in range(n)]
     cache: dict[int, np.ndarray] = {}
@@ -73,7 +74,7 @@ def multiphase(n_ranks: int, phases: Sequence[int] | None, message_bytes: int,
         idx = phase_mark(p, len(phases))
         mark = np.array([[OP_MARK, idx, 0, 0]] if idx is not None else [], np.int32).reshape(-1, 4)
         for r in range(n):
-            body = [a2a[r]] if r < size else []
+            body = ([snap] if r == 0 else []) + ([a2a[r]] if r < size else [])
             parts[r].extend([loop, *body, bar[r], mark, endloop])
     ranks = [np.concatenate(x) for x in parts]
     sizes = ", ".join(str(q) for q in phases)

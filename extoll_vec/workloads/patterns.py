@@ -143,6 +143,14 @@ def synthetic_destinations(kind: str, n_nodes: int, seed: int) -> np.ndarray:
             return p.astype(np.int32)
 
 
+def snapshot_count(cfg: RunConfig) -> int:
+    """Credit snapshots (OP_SNAPSHOT) the busiest rank of cfg's program takes: one before every
+    alltoall of a multiphase run (rank 0, section 7.3), none elsewhere. Known without building
+    the program, so a sweep store can be sized up front."""
+    w = cfg.workload
+    return len(w.phase_ranks) * w.iterations if w.kind == "multiphase" else 0
+
+
 def build_program(cfg: RunConfig) -> Program:
     """The rank programs of a validated run configuration (dispatch on workload.kind)."""
     w = cfg.workload

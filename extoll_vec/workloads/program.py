@@ -22,7 +22,8 @@ from typing import Iterator, NamedTuple, Sequence
 import numpy as np
 
 from ..dtypes import (ANY_SOURCE, MAX_LOOP_DEPTH, MAX_MARKS, N_OPS, OP_COMPUTE, OP_END, OP_ENDLOOP,
-                      OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_NAMES, OP_RECV, OP_SEND, OP_WAITALL)
+                      OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_NAMES, OP_RECV, OP_SEND, OP_SNAPSHOT,
+                      OP_WAITALL)
 
 I32_MAX = 2**31 - 1
 _MULT_MAX = 2**62  # cap on the product of nested loop counts (int64 counting stays exact)
@@ -193,6 +194,10 @@ class ProgramBuilder:
 
     def mark(self, rank: int, index: int) -> "ProgramBuilder":
         return self.op(rank, OP_MARK, index)
+
+    def snapshot(self, rank: int) -> "ProgramBuilder":
+        """Record the credits the rank owns towards every peer (its next snapshot)."""
+        return self.op(rank, OP_SNAPSHOT)
 
     @contextmanager
     def loop(self, rank: int, count: int) -> Iterator["ProgramBuilder"]:
@@ -478,6 +483,14 @@ def message_counts(prog: Program) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     ANY_SOURCE receives each rank posts."""
     ops = np.asarray(prog.ops)
     return _pair_counts(_analyze(ops, np.asarray(prog.start)), prog.n_ranks)
+
+
+def snapshot_counts(prog: Program) -> np.ndarray:
+    """int64 [n_ranks]: OP_SNAPSHOT executions of each rank, loops unrolled."""
+    an = _analyze(np.asarray(prog.ops), np.asarray(prog.start))
+    sel = an.op == OP_SNAPSHOT
+    return np.bincount(an.rank_of[sel], weights=an.mult[sel],
+                       minlength=prog.n_ranks).astype(np.int64)
 
 
 def check_balanced(prog: Program) -> None:

@@ -41,8 +41,9 @@ def compute(sweep) -> dict:
         values = {}
         for name, var in SCHEMA.items():
             a = ds[name].values[i]
-            if "rank" in var.dims:
-                a = a[:cfg.n_ranks]
+            # cut the rank / peer axes to the point's ranks (the rest is padding)
+            a = a[tuple(slice(0, cfg.n_ranks) if d in ("rank", "peer") else slice(None)
+                        for d in var.dims[1:])]
             values[name] = _nan_to_none(a.tolist())
         labels = {k: (v if isinstance(v, (int, float, str)) else str(v))
                   for k, v in sweep.labels(i).items()}

@@ -1,0 +1,286 @@
+"""EXTOLL static and dynamic credit-based flow control in the kernels (paper sections 5 and 6).
+
+Hand-checked credit flows (Figure 3's quota 20, 2 credit slots, threshold 7), piggybacking, the
+dynamic protocol's reallocation, compulsory requests and their responses, deadlock freedom on
+every workload at the smallest legal mailbox, and credit conservation audited between kernel
+calls on random traffic (hypothesis). The kernels themselves flag a credit region or data
+region holding more than it may (ERR_INVARIANT) and any write into a full mailbox.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from extoll_vec import dtypes as D
+from extoll_vec.config import IMB_BENCHMARKS, from_dict
+from extoll_vec.engine import Batch, run_batch, simulate
+from extoll_vec.errors import ConfigError
+from extoll_vec.kernels import fc_fields as F
+from extoll_vec.kernels import sim
+from extoll_vec.protocols.audit import credit_problems, quiescent_problems
+from extoll_vec.workloads import ProgramBuilder
+
+CT = {name: i for i, name in enumerate(D.CTRL_CLASSES)}
+
+
+def two_ranks(protocol: dict, **sections) -> dict:
+    d = {"topology": {"kind": "mesh", "dims": [2]}, "mpi": {"ranks_per_node": 1,
+                                                             "eager_threshold": 4096},
+         "protocol": protocol, "workload": {"kind": "program", "ranks": 2}}
+    d.update(sections)
+    return d
+
+
+def one_message(npk: int, busy_ns: int = 0) -> ProgramBuilder:
+    """Rank 0 sends one eager message of npk VELO packets to rank 1, which computes for
+    busy_ns before it receives (and so before it retrieves anything)."""
+    pb = ProgramBuilder(2)
+    nbytes = npk * 56 - 16
+    pb.send(0, 1, nbytes)
+    if busy_ns:
+        pb.compute(1, busy_ns)
+    pb.recv(1, 0, nbytes)
+    return pb
+
+
+def test_static_figure_3_credit_flow():
+    """Quota 20, 2 credit slots: threshold 7 (Eq. 1). A 40-packet message: the receiver returns
+    a credit packet of 7 credits after 7, 14, 21, 28 and 35 packets; the sender, short of
+    credits after 20, waits for them; 5 credits stay unreturned below the threshold."""
+    cfg = from_dict(two_ranks({"name": "static", "mailbox_slots": 44, "credit_slots": 2}))
+    b = Batch([cfg], [one_message(40, busy_ns=5000).build("one message")])
+    assert int(b.par[0, D.P_QUOTA]) == 20 and int(b.par[0, D.P_THRESH]) == 7
+    b.run()
+    res = b.results()
+    fc = b.S.fc[0]
+    assert res["control_sent"][0, 1].tolist() == [5, 0, 0, 0]
+    assert res["control_sent"][0, 0].sum() == 0
+    assert res["sends_delayed"][0].tolist() == [1, 0]
+    # the sender ran dry after 20 packets and waited for the busy receiver's first credits
+    assert 3.0 < res["stall_us"][0, 0] < 5.0
+    assert int(fc[1, 0, F.F_RETRIEVED]) == 40 - 5 * 7
+    assert int(fc[0, 1, F.F_OWNED]) == 20 - 40 + 5 * 7
+    # the credit region of rank 0 never held more than its 2 credit slots (kernel check) and
+    # the mailbox of rank 1 never more than rank 0's quota
+    assert res["mailbox_max_slots"][0, 1] <= 20
+
+
+def test_static_without_shortage_sends_no_credit_early():
+    cfg = from_dict(two_ranks({"name": "static", "mailbox_slots": 44, "credit_slots": 2}))
+    res = run_batch([cfg], programs=[one_message(6).build("6 packets")])
+    assert res["control_sent"][0].sum() == 0 and res["sends_delayed"][0].tolist() == [0, 0]
+
+
+def test_piggyback_rides_on_the_reply_when_there_is_room():
+    """A ping-pong of 10-packet messages: the reply carries the ping's credits in its last
+    packet (it has room: 16 + 530 - 9 * 56 = 42 bytes used of 56), so no credit packet."""
+    pb = ProgramBuilder(2)
+    for _ in range(3):
+        pb.send(0, 1, 530).recv(0, 1, 530)
+        pb.recv(1, 0, 530).send(1, 0, 530)
+    prog = pb.build("ping-pong")
+    base = {"name": "static", "mailbox_slots": 44, "credit_slots": 1}   # quota 21, threshold 11
+    plain = run_batch([from_dict(two_ranks(base))], programs=[prog])
+    piggy = run_batch([from_dict(two_ranks({**base, "piggyback": True}))], programs=[prog])
+    assert plain["control_sent"][0, :, CT["piggyback"]].sum() == 0
+    assert plain["control_sent"][0, :, CT["credit"]].sum() > 0
+    assert piggy["control_sent"][0, 1, CT["piggyback"]] == 3      # every reply
+    assert piggy["control_sent"][0, :, CT["credit"]].sum() < plain["control_sent"][0, :, 0].sum()
+
+
+def test_piggyback_needs_room_in_the_last_packet():
+    """A message filling its last packet completely (37 * 56 = 16 + 2056 bytes) has no room for
+    the two bytes of credit information."""
+    pb = ProgramBuilder(2)
+    for _ in range(3):
+        pb.send(0, 1, 2056).recv(0, 1, 2056)
+        pb.recv(1, 0, 2056).send(1, 0, 2056)
+    res = run_batch([from_dict(two_ranks({"name": "static", "mailbox_slots": 200,
+                                          "piggyback": True}))], programs=[pb.build("full")])
+    assert res["control_sent"][0, :, CT["piggyback"]].sum() == 0
+
+
+def test_config_checks_eq2_and_piggyback():
+    with pytest.raises(ConfigError, match=r"protocol.mailbox_slots.*>= 8 = 4 slots per process"):
+        from_dict(two_ranks({"name": "static", "mailbox_slots": 7, "credit_slots": 2}))
+    with pytest.raises(ConfigError, match="protocol.piggyback"):
+        from_dict(two_ranks({"name": "window", "mailbox_slots": 7, "piggyback": True}))
+    with pytest.raises(ConfigError, match="protocol.credit_slots"):
+        from_dict(two_ranks({"name": "dynamic", "mailbox_slots": 70, "credit_slots": 0}))
+
+
+# ---- dynamic ---------------------------------------------------------------------------------
+
+def star_program(n: int, active: list[int], rounds: int) -> ProgramBuilder:
+    """Every rank in `active` sends `rounds` 2 KB messages to rank 0; then rank 0 records the
+    credits it owns towards every peer."""
+    pb = ProgramBuilder(n)
+    for s in active:
+        for _ in range(rounds):
+            pb.send(s, 0, 2048)
+    for s in active:
+        for _ in range(rounds):
+            pb.recv(0, s, 2048)
+    return pb
+
+
+def test_dynamic_gives_an_active_sender_more_than_the_static_quota():
+    """Rank 2 (another node: ranks 0 and 1 share one and use LiMIC) alone keeps sending to rank
+    0: at its monitoring points it steals the intended quota of idle senders (Eq. 6), so rank
+    0's receiver side grants it well above the static partition."""
+    n = 8
+    d = {"topology": {"kind": "mesh", "dims": [2, 2]}, "mpi": {"ranks_per_node": 2},
+         "protocol": {"name": "dynamic", "mailbox_slots": 8 * 16, "credit_slots": 2},
+         "workload": {"kind": "program", "ranks": n}}
+    cfg = from_dict(d)
+    b = Batch([cfg], [star_program(n, [2], 40).build("star")])
+    quota = int(b.par[0, D.P_QUOTA])
+    b.run()
+    intended = b.S.fc[0, 0, :, F.F_INTENDED]
+    assert intended[2] > 2 * quota
+    assert (np.delete(intended[1:], 1) < quota).any()           # someone was robbed
+    assert (np.delete(intended[1:], 1) >= 2).all()              # never below the static slots
+    assert intended[1:].sum() <= int(b.par[0, D.P_DATA_REGION])
+    static = run_batch([cfg.replace(**{"protocol.name": "static"})],
+                       programs=[star_program(n, [2], 40).build("star")])
+    dynamic = b.results()
+    # section 7.1: with the whole mailbox granted to one sender, thresholds are reached far less
+    # often, so the receiver writes far fewer credit packets and finishes sooner
+    assert dynamic["exec_time_us"][0] < static["exec_time_us"][0]
+    assert 2 * dynamic["control_sent"][0, 0, CT["credit"]] < static["control_sent"][0, 0, CT["credit"]]
+
+
+def small(kind: str, protocol: str, **workload) -> dict:
+    return {"topology": {"kind": "mesh", "dims": [2, 2]}, "mpi": {"ranks_per_node": 4},
+            "protocol": {"name": protocol, "mailbox_slots": 4 * 16, "credit_slots": 2,
+                         "piggyback": True},
+            "workload": {"kind": kind, "ranks": 16, "iterations": 2, **workload}}
+
+
+def test_compulsory_requests_are_all_answered():
+    """A multi-phase run moves the activity between groups: receivers steal from senders that
+    went idle and ask them for their excess credits; every request gets its response (the
+    engine's end-of-run audit also checks that no sender is left blocked)."""
+    d = small("multiphase", "dynamic", phases=[16, 4, 16, 8], iterations=3)
+    d["protocol"]["mailbox_slots"] = 12 * 16
+    res = simulate([from_dict(d)])
+    sent = res.control_sent.isel(point=0).sum("rank")
+    assert int(sent.sel(ctrl="request")) > 0
+    assert int(sent.sel(ctrl="request")) == int(sent.sel(ctrl="response"))
+
+
+PATTERNS = ([("alltoall", {"groups": g}) for g in (1, 2, 4)]
+            + [("alltoall", {"group_size": 8}), ("multiphase", {})]
+            + [("imb", {"benchmark": bm}) for bm in IMB_BENCHMARKS])
+
+
+@pytest.mark.parametrize("protocol", ["static", "dynamic"])
+def test_no_deadlock_on_any_pattern_at_the_smallest_mailbox(protocol):
+    """Every workload of the experiments, 16 ranks, 2 credit slots and 4 slots per process
+    (Eq. 2's minimum), piggybacking on: all complete, credits are conserved (the engine audits
+    every point at the end) and the regions never overflow (kernel checks)."""
+    cfgs = [from_dict(small(kind, protocol, **extra)) for kind, extra in PATTERNS]
+    ds = simulate(cfgs)
+    assert (ds.exec_time_us.values > 0).all()
+    assert (ds.sends_delayed.sum("rank").values > 0).any()
+
+
+# ---- random traffic, audited between kernel calls ----------------------------------------------
+
+@st.composite
+def credit_scenario(draw):
+    topo = draw(st.sampled_from([{"kind": "mesh", "dims": [2, 2]}, {"kind": "crossbar", "p": 3},
+                                 {"kind": "torus", "dims": [3]}]))
+    rpn = draw(st.integers(1, 3))
+    n = {"mesh": 4, "crossbar": 3, "torus": 3}[topo["kind"]] * rpn
+    msgs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.sampled_from([0, 40, 500, 2048, 3000])),
+                         min_size=1, max_size=60))
+    msgs = [m for m in msgs if m[0] != m[1]] or [(0, 1, 2048)]
+    c = draw(st.integers(1, 3))
+    share = draw(st.integers(2 * c, 2 * c + 45))
+    d = {"topology": topo, "mpi": {"ranks_per_node": rpn, "limic": draw(st.booleans())},
+         "protocol": {"name": draw(st.sampled_from(["static", "dynamic"])), "credit_slots": c,
+                      "mailbox_slots": share * n + draw(st.integers(0, n - 1)),
+                      "piggyback": draw(st.booleans())},
+         "network": {"buffer_flits": draw(st.sampled_from([17, 40]))},
+         "workload": {"kind": "program", "ranks": n}}
+    return from_dict(d), n, msgs
+
+
+def run_audited(cfg, prog, chunk: int):
+    """Run in chunks of `chunk` cycles (odd: audits land in the middle of credit exchanges),
+    auditing credit conservation between kernel calls; returns the results."""
+    b = Batch([cfg], [prog])
+    t = 0
+    while True:
+        t += chunk
+        running = sim.advance(b.S, b.T, b.par, b.ops, t)
+        assert b.S.status[0] == 0, (int(b.S.status[0]), b.S.err_info[0].tolist())
+        problems = credit_problems(b.S.fc[0], b.S.fcr[0], b.par[0])
+        assert not problems, problems
+        if running == 0:
+            break
+    assert not quiescent_problems(b.S.fc[0], b.S.fcr[0], b.par[0])
+    return b.results()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(credit_scenario())
+def test_random_traffic_conserves_credits_at_every_step(sc):
+    cfg, n, msgs = sc
+    pb = ProgramBuilder(n)
+    for s, t, nb in msgs:
+        pb.irecv(t, s, nb)
+    for s, t, nb in msgs:
+        pb.isend(s, t, nb)
+    for r in range(n):
+        pb.waitall(r)
+    res = run_audited(cfg, pb.build("random"), 97)
+    assert res["messages_received"][0].sum() == len(msgs)
+
+
+@st.composite
+def phased_scenario(draw):
+    """Phases of many senders hammering one receiver, then a few replies: activity moves, so
+    the dynamic protocol steals, blocks senders and sends compulsory requests."""
+    rpn = draw(st.integers(1, 2))
+    n = 4 * rpn
+    c = draw(st.integers(1, 3))
+    phases = []
+    for _ in range(draw(st.integers(1, 4))):
+        senders = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True))
+        dst = draw(st.integers(0, n - 1))
+        k = draw(st.integers(1, 12))
+        size = draw(st.sampled_from([100, 1000, 2048, 2030]))
+        phases.append([(s, dst, size) for s in senders if s != dst for _ in range(k)])
+    d = {"topology": {"kind": "mesh", "dims": [2, 2]},
+         "mpi": {"ranks_per_node": rpn, "limic": draw(st.booleans())},
+         "protocol": {"name": draw(st.sampled_from(["dynamic", "static"])), "credit_slots": c,
+                      "mailbox_slots": draw(st.integers(2 * c, 2 * c + 30)) * n,
+                      "piggyback": draw(st.booleans())},
+         "workload": {"kind": "program", "ranks": n}}
+    return from_dict(d), n, phases
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(phased_scenario())
+def test_shifting_activity_conserves_credits_and_answers_every_request(sc):
+    cfg, n, phases = sc
+    pb = ProgramBuilder(n)
+    for ph in phases:
+        for s, t, nb in ph:
+            pb.irecv(t, s, nb)
+        for s, t, nb in ph:
+            pb.isend(s, t, nb)
+        for r in range(n):
+            pb.waitall(r)
+        for s, t, nb in ph[:3]:              # replies: data going back, for piggybacking
+            pb.irecv(s, t, nb).isend(t, s, nb)
+        for r in range(n):
+            pb.waitall(r)
+    res = run_audited(cfg, pb.build("phased"), 61)
+    assert res["control_sent"][0, :, CT["request"]].sum() == \
+        res["control_sent"][0, :, CT["response"]].sum()
