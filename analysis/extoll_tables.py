@@ -22,7 +22,14 @@ from typing import Any, Sequence
 
 from ..protocols import extoll_static as es
 from . import paper_values as pv
+from .extoll_common import write_outputs as _write
 from .registry import Table, target
+
+
+def _figure(ncols: int = 1):
+    from .extoll_common import figure
+    fig, axes = figure(ncols)
+    return fig, axes[0]
 
 TABLE1_COLUMNS = ["credit_quota", "credit_slots", "eq1", "formula_a", "formula_b",
                   "paper_eq1", "paper_formula_a", "paper_formula_b", "matches_paper",
@@ -50,24 +57,6 @@ def printed_match(value: float, printed: str) -> str:
     how = [name for name, mode in (("rounded", ROUND_HALF_UP), ("truncated", ROUND_DOWN))
            if v.quantize(quantum, rounding=mode) == p]
     return "/".join(how)
-
-
-def _write(table: Table, out_dir, name: str, fig) -> tuple[Path, Path]:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    csv_path, png_path = out / f"{name}.csv", out / f"{name}.png"
-    csv_path.write_text(table.to_csv())
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    FigureCanvasAgg(fig)
-    fig.savefig(png_path, dpi=120)
-    return csv_path, png_path
-
-
-def _figure(ncols: int = 1):
-    # Figure + Agg canvas, no pyplot: no global backend switch, no GUI, nothing left open.
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(5.5 * ncols, 4.2), layout="constrained")
-    return fig, fig.subplots(1, ncols, squeeze=False)[0]
 
 
 # ---- Table 1 --------------------------------------------------------------------------------
@@ -115,7 +104,7 @@ def extoll_table1(ds=None, out_dir=None) -> Table:
         ax.set_yscale("log")
         ax.set_title("EXTOLL Table 1: credit-return threshold")
         ax.legend()
-        _write(table, out_dir, "extoll_table1", fig)
+        _write(table, fig, out_dir, "extoll_table1")
     return table
 
 
@@ -166,7 +155,7 @@ def extoll_memory(ds=None, out_dir=None) -> Table:
         ax.set_ylabel("memory per receiver (MB = 2^20 B)")
         ax.set_title("EXTOLL Table 3: flow-control memory per receiver")
         ax.legend()
-        _write(table, out_dir, "extoll_memory", fig)
+        _write(table, fig, out_dir, "extoll_memory")
     return table
 
 

@@ -1,8 +1,11 @@
-"""Named analysis targets (`extoll-vec tables NAME --from STORE.zarr`).
+"""Named analysis targets (`extoll-vec tables NAME --from STORE.zarr | --out DIR [--quick]`).
 
 A target turns a result Dataset into a Table. Modules listed in TARGET_MODULES define targets
 with the @target decorator; they are imported on first use, so adding a target is adding a
-module to that list.
+module to that list. A target may name the sweep spec it is computed from (``spec``: the
+installed ``extoll_vec.sweeps`` file ``<spec>.yaml``, and ``<spec>.quick.yaml`` at reduced
+scale): `extoll-vec tables NAME --out DIR` then runs that sweep into ``DIR/<spec>.zarr``
+(resuming it) and computes the target from it.
 """
 from __future__ import annotations
 
@@ -17,7 +20,9 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 
-TARGET_MODULES = ("extoll_vec.analysis.summary", "extoll_vec.analysis.extoll_tables")
+TARGET_MODULES = ("extoll_vec.analysis.summary", "extoll_vec.analysis.extoll_tables",
+                  "extoll_vec.analysis.extoll_reference", "extoll_vec.analysis.extoll_static",
+                  "extoll_vec.analysis.extoll_dynamic", "extoll_vec.analysis.extoll_imb")
 
 
 @dataclass
@@ -58,6 +63,13 @@ class Target:
     name: str
     help: str
     compute: Callable[[Any], Table]    # result Dataset -> Table
+    spec: str | None = None            # sweep spec it is computed from (extoll_vec.sweeps)
+
+    def spec_name(self, quick: bool = False) -> str:
+        if self.spec is None:
+            raise ConfigError("--from", f"required: {self.name} has no sweep of its own; give "
+                                        "the result store to compute it from")
+        return self.spec + (".quick" if quick else "")
 
     @property
     def needs_store(self) -> bool:
@@ -70,12 +82,12 @@ TARGETS: dict[str, Target] = {}
 _loaded = False
 
 
-def target(name: str, help: str):
-    """Decorator registering `fn(ds) -> Table` as target `name`."""
+def target(name: str, help: str, spec: str | None = None):
+    """Decorator registering `fn(ds) -> Table` as target `name` (computed from sweep `spec`)."""
     def deco(fn: Callable[[Any], Table]) -> Callable[[Any], Table]:
         if name in TARGETS:
             raise RuntimeError(f"target {name!r} registered twice")
-        TARGETS[name] = Target(name, help, fn)
+        TARGETS[name] = Target(name, help, fn, spec)
         return fn
     return deco
 

@@ -1,5 +1,8 @@
 """Target `summary`: one row per completed point, in sweep-grid order, with the sweep axes as
-the leading columns and the main result figures (rank values reduced over each point's ranks)."""
+the leading columns and the main result figures (rank values reduced over each point's ranks):
+time_us is the time the papers report (extoll_common.measured_us: one execution of the
+workload, or IMB's pingpong figure), overhead_pct its excess over the point of the sweep that
+differs only in running without flow control (NaN when the sweep has none)."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,7 +37,16 @@ def summary(ds) -> Table:
     ds = ds.load()
     key_cols = [a["coord"] for a in axes] or ["protocol_name", "workload_kind"]
     synth = any(str(k) in ("uniform", "permutation") for k in ds["workload_kind"].values)
+    from .extoll_common import configs, measured_us, overheads
+    cfgs = configs(ds)
+    time_us = np.array([np.nan if c.workload.synthetic else measured_us(ds, j, c)
+                        for j, c in enumerate(cfgs)])
+    overhead = np.full(len(cfgs), np.nan)
+    for p in overheads(ds):
+        overhead[p.index] = p.overhead_pct
     cols = {
+        "time_us": time_us,
+        "overhead_pct": overhead,
         "exec_time_us": ds.exec_time_us,
         "stall_us_total": _ranks_sum(ds.stall_us),
         "sends_delayed": _ranks_sum(ds.sends_delayed),

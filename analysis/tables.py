@@ -1,5 +1,6 @@
-"""`extoll-vec tables NAME --from STORE.zarr [-o OUT.csv] [--out DIR]`: a named target from a
-result store (targets marked ``needs_store = False`` run without --from).
+"""`extoll-vec tables NAME [--from STORE.zarr | --out DIR [--quick]] [-o OUT.csv]`: a named
+target from a result store, or from the target's own sweep run into DIR (targets marked
+``needs_store = False`` need neither).
 
 Kept cheap to import (the CLI imports it on every invocation); the work happens in registry.py
 and the target modules.
@@ -17,7 +18,14 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="compute from this result store (a sweep or `run -o` store)")
     p.add_argument("-o", "--output", metavar="OUT.csv", help="also write the table as CSV")
     p.add_argument("--out", dest="out_dir", metavar="DIR",
-                   help="also write NAME.csv (and the target's figures, if any) into DIR")
+                   help="write NAME.csv and NAME.png into DIR; without --from, first run the "
+                        "target's sweep into DIR/SPEC.zarr (an existing store is resumed)")
+    p.add_argument("--quick", action="store_true",
+                   help="run the target's reduced-scale sweep (under a minute)")
+    p.add_argument("--cluster", metavar="CLUSTER.yaml", help="cluster for the target's sweep "
+                   "(default: ./cluster.yaml if present, else a local cluster)")
+    p.add_argument("--workers", type=int, metavar="N", help="worker processes of a local cluster")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -28,8 +36,12 @@ def _run(args: argparse.Namespace) -> int:
         for t in targets.values():
             print(f"{t.name:<{width}}  {t.help}")
         return 0
-    get_target(args.name)  # unknown name: fail before opening anything
-    table = compute(args.name, args.store, out_dir=args.out_dir)
+    tgt = get_target(args.name)  # unknown name: fail before opening anything
+    store = args.store
+    if store is None and tgt.needs_store:
+        store = run_target_sweep(tgt, args.out_dir, args.quick, args.cluster, args.workers,
+                                 args.quiet)
+    table = compute(args.name, store, out_dir=args.out_dir)
     print(table.to_text())
     if args.output:
         out = Path(args.output)
@@ -37,6 +49,25 @@ def _run(args: argparse.Namespace) -> int:
         out.write_text(table.to_csv())
         print(f"wrote {out}")
     return 0
+
+
+def run_target_sweep(tgt, out_dir, quick: bool, cluster_file=None, workers=None,
+                     quiet: bool = False) -> Path:
+    """Run (or resume) the target's sweep into out_dir/<spec>.zarr; returns the store."""
+    from ..errors import ConfigError
+    from ..sweep.cli import execute
+    from ..sweep.cluster import load_cluster_spec
+    from ..sweep.spec import load_sweep
+    from ..sweeps import spec_path
+    name = tgt.spec_name(quick)
+    if out_dir is None:
+        raise ConfigError("--out", f"required: the folder where {tgt.name}'s sweep ({name}) "
+                                   "stores its results (or --from STORE.zarr)")
+    sweep = load_sweep(spec_path(name))
+    store = Path(out_dir) / f"{name.replace('/', '_')}.zarr"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    execute(sweep, store, load_cluster_spec(cluster_file, workers), quiet=quiet)
+    return store
 
 
 def register_cli(register) -> None:

@@ -168,12 +168,17 @@ def test_smoke_sweep_through_the_cli(tmp_path, capsys):
     argv = ["sweep", str(ROOT / "sweeps" / "smoke.yaml"), "-o", str(out), "--workers", "2"]
     assert main(argv + ["--quiet"]) == 0
     text = capsys.readouterr().out
-    assert "summary of smoke: 8 points" in text
-    assert {"backpressure", "window"} <= set(text.split())
+    assert "summary of smoke: 12 points" in text
+    assert {"none", "static", "dynamic"} <= set(text.split())
     assert main(["tables", "summary", "--from", str(out), "-o", str(tmp_path / "t.csv")]) == 0
     csv = (tmp_path / "t.csv").read_text().splitlines()
-    assert csv[0].startswith("point,protocol_name,protocol_mailbox_slots,exec_time_us")
-    assert len(csv) == 9
+    assert csv[0].startswith("point,protocol_name,slots_per_process,time_us,overhead_pct")
+    assert len(csv) == 13
+    # flow control with 4 slots per process costs, with 40 it hardly does
+    rows = [line.split(",") for line in csv[1:]]
+    over = {(r[1], int(r[2])): float(r[4]) for r in rows if r[1] != "none"}
+    assert over["static", 4] > 30 and over["dynamic", 4] > 30
+    assert over["static", 40] < 10 and over["dynamic", 40] < 10
 
 
 def _sweep_cmd(spec: Path, out: Path, *extra: str) -> list[str]:
@@ -211,3 +216,26 @@ def test_cli_ctrl_c_leaves_a_valid_store_and_rerun_finishes_it(tmp_path):
     assert m and (int(m[1]), int(m[2])) == (8 - stored, stored), rerun.stderr
     assert read_completed(out).all()
     assert "summary of slow: 8 points" in rerun.stdout
+
+
+def test_points_that_simulate_identically_are_computed_once(tmp_path, client2):
+    """The reference protocol ignores credit slots: swept along them, its 3 points are one
+    simulation whose results are stored 3 times, and they equal a direct run."""
+    from extoll_vec.engine import simulate
+    from extoll_vec.sweep.runner import equal_points
+    spec = {"name": "twins", "base": {"example": "tiny"},
+            "axes": {"protocol.name": ["none", "static"], "protocol.credit_slots": [1, 2, 3]},
+            "derived": {"protocol.mailbox_slots":
+                        "0 if protocol.name == 'none' else 12 * workload.ranks"}}
+    sw = build_sweep(spec)
+    twins = equal_points(sw, range(sw.n_points))
+    assert twins == {0: [1, 2], 3: [], 4: [], 5: []}
+    res = run_sweep(sw, tmp_path / "t.zarr", client2, quiet=True)
+    assert res.complete and res.computed == 6 and res.batches <= 4
+    ds = open_sweep(tmp_path / "t.zarr").load()
+    direct = simulate([sw.configs[0], sw.configs[4]])
+    for name in ("exec_time_us", "rank_time_us", "packets_sent", "control_sent"):
+        v = ds[name].values
+        assert v[0].tobytes() == v[1].tobytes() == v[2].tobytes() == direct[name].values[0].tobytes()
+        assert v[4].tobytes() == direct[name].values[1].tobytes()
+    assert ds.protocol_credit_slots.values.tolist() == [1, 2, 3, 1, 2, 3]

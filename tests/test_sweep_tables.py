@@ -41,14 +41,17 @@ def test_summary_of_a_partial_sweep(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "summary of store-test: 3 points" in out and "(3 of 16 points completed)" in out
     lines = csv.read_text().splitlines()
-    assert lines[0] == ("point,protocol_name,sizes,protocol_window,rep,exec_time_us,"
-                        "stall_us_total,sends_delayed,mailbox_max,control_packets,max_link_util")
+    assert lines[0] == ("point,protocol_name,sizes,protocol_window,rep,time_us,overhead_pct,"
+                        "exec_time_us,stall_us_total,sends_delayed,mailbox_max,control_packets,"
+                        "max_link_util")
     rows = [r.split(",") for r in lines[1:]]
     assert [r[0] for r in rows] == ["0", "3", "9"]                 # grid order
     assert rows[2][1:5] == ["window", "16", "4", "1"]
     res = fake_results([sw.configs[9]], 9)
-    assert float(rows[2][5]) == res["exec_time_us"][0]            # CSV floats round-trip
-    assert int(rows[2][7]) == int(res["sends_delayed"][0].sum())
+    assert float(rows[2][7]) == res["exec_time_us"][0]            # CSV floats round-trip
+    assert int(rows[2][9]) == int(res["sends_delayed"][0].sum())
+    # the point that ran without flow control is the others' reference (none here): NaN
+    assert all(r[6] == "nan" for r in rows)
 
 
 def test_summary_of_a_run_store(tmp_path, capsys):

@@ -104,6 +104,56 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
     return 0
 
 
+def execute(sweep, output, cluster, *, overwrite: bool = False, quiet: bool = False,
+            size: int | None = None, memory: int | None = None):
+    """Compute the missing points of `sweep` into the store `output` on the cluster described
+    by `cluster` (a ClusterSpec); returns the SweepResult. Refuses a store of another sweep
+    before starting a cluster; on Ctrl-C says how much is stored; SimulationError if points
+    failed (the store keeps the others)."""
+    from pathlib import Path
+
+    from .plan import DEFAULT_BATCH_MEMORY, DEFAULT_MAX_BATCH
+    from .runner import SweepResult, run_sweep
+    from .store import check_same_sweep, read_completed
+
+    def echo(msg: str) -> None:
+        if not quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    res = None
+    if Path(output).exists() and not overwrite:
+        check_same_sweep(output, sweep)  # refuse before starting a cluster
+        done = int(read_completed(output).sum())
+        if done == sweep.n_points:
+            echo(f"{output}: all {done} points already computed")
+            res = SweepResult(total=done, already=done)
+    try:
+        if res is None:
+            from .cluster import connect
+            with connect(cluster, quiet=quiet, echo=echo) as client:
+                res = run_sweep(sweep, output, client, overwrite=overwrite,
+                                max_batch=size or DEFAULT_MAX_BATCH,
+                                memory=memory or DEFAULT_BATCH_MEMORY, quiet=quiet, echo=echo,
+                                workers=cluster.workers)
+    except KeyboardInterrupt:
+        try:
+            n = int(read_completed(output).sum())
+            print(f"extoll-vec: {output} holds {n} of {sweep.n_points} points; rerun the "
+                  "same command to compute the rest", file=sys.stderr)
+        except Exception:  # noqa: BLE001 - best effort message while interrupted
+            pass
+        raise
+    echo(f"wrote {output}: {res.already + res.computed} of {res.total} points "
+         f"({res.computed} computed now in {res.seconds:.1f} s, {res.already} before)")
+    if res.failed:
+        for p, msg in res.failed[:10]:
+            print(f"extoll-vec: point {p} ({sweep.describe(p)}) failed: {msg}", file=sys.stderr)
+        p, msg = res.failed[0]
+        raise SimulationError(f"{len(res.failed)} of {res.total} points failed (first: point {p}"
+                              f", {sweep.describe(p)}: {msg}); the store holds the others")
+    return res
+
+
 def _run(args: argparse.Namespace) -> int:
     from .cluster import load_cluster_spec
     from .spec import load_sweep
@@ -115,47 +165,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.output is None:
         raise ConfigError("-o", "required: the sweep's result store, e.g. -o out/sweep.zarr "
                                 "(or --dry-run)")
-    from pathlib import Path
-
-    from .runner import SweepResult, run_sweep
-    from .store import check_same_sweep, read_completed
-
-    def echo(msg: str) -> None:
-        if not args.quiet:
-            print(msg, file=sys.stderr, flush=True)
-
-    res = None
-    if Path(args.output).exists() and not args.overwrite:
-        check_same_sweep(args.output, sweep)  # refuse before starting a cluster
-        done = int(read_completed(args.output).sum())
-        if done == sweep.n_points:
-            echo(f"{args.output}: all {done} points already computed")
-            res = SweepResult(total=done, already=done)
-    try:
-        if res is None:
-            from .cluster import connect
-            with connect(cluster, quiet=args.quiet, echo=echo) as client:
-                res = run_sweep(sweep, args.output, client, overwrite=args.overwrite,
-                                max_batch=size, memory=memory, quiet=args.quiet, echo=echo,
-                                workers=cluster.workers)
-    except KeyboardInterrupt:
-        try:
-            n = int(read_completed(args.output).sum())
-            print(f"extoll-vec: {args.output} holds {n} of {sweep.n_points} points; rerun the "
-                  "same command to compute the rest", file=sys.stderr)
-        except Exception:  # noqa: BLE001 - best effort message while interrupted
-            pass
-        raise
     from ..analysis.registry import compute_from_store
+    try:
+        execute(sweep, args.output, cluster, overwrite=args.overwrite, quiet=args.quiet,
+                size=size, memory=memory)
+    except SimulationError:
+        print(compute_from_store("summary", args.output).to_text())  # what did complete
+        raise
     print(compute_from_store("summary", args.output).to_text())
-    echo(f"wrote {args.output}: {res.already + res.computed} of {res.total} points "
-         f"({res.computed} computed now in {res.seconds:.1f} s, {res.already} before)")
-    if res.failed:
-        for p, msg in res.failed[:10]:
-            print(f"extoll-vec: point {p} ({sweep.describe(p)}) failed: {msg}", file=sys.stderr)
-        p, msg = res.failed[0]
-        raise SimulationError(f"{len(res.failed)} of {res.total} points failed (first: point {p}"
-                              f", {sweep.describe(p)}: {msg}); the store holds the others")
     return 0
 
 

@@ -70,9 +70,12 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
         echo(f"{store}: all {sweep.n_points} points already computed")
         return result
     workers = workers or max(len(client.nthreads()), 1)
-    plan = plan_batches(sweep.configs, todo, workers, max_batch, memory)
+    twins = equal_points(sweep, todo)
+    plan = plan_batches(sweep.configs, sorted(twins), workers, max_batch, memory)
+    same = len(todo) - len(twins)
     echo(f"computing {len(todo)} of {sweep.n_points} points ({result.already} already in the "
-         f"store) in {len(plan)} batches on {workers} worker(s)")
+         f"store{f'; {same} equal to others, computed once' if same else ''}) in {len(plan)} "
+         f"batches on {workers} worker(s)")
     writer = StoreWriter(store)
     progress = Progress(sweep.n_points, result.already, quiet=quiet, stream=stream)
     token = secrets.token_hex(3)
@@ -104,15 +107,17 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
                 continue
             points = futures.pop(fut)
             if fut.status == "finished":
-                writer.write(points, fut.result())
-                result.computed += len(points)
-                progress.update(len(points))
+                rows = [j for j, p in enumerate(points) for _ in (p, *twins[p])]
+                every = [q for p in points for q in (p, *twins[p])]
+                writer.write(every, {k: np.asarray(v)[rows] for k, v in fut.result().items()})
+                result.computed += len(every)
+                progress.update(len(every))
                 if on_batch is not None:
                     on_batch(points, result)
                 continue
             if fut.status == "cancelled":
                 raise RuntimeError(f"batch {fut.key} was cancelled by someone else")
-            for new in _after_failure(points, fut.exception(), result, progress):
+            for new in _after_failure(points, fut.exception(), result, progress, twins):
                 ac.add(submit(new, 0))
     except KeyboardInterrupt:
         result.interrupted = True
@@ -124,25 +129,44 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
     return result
 
 
+def equal_points(sweep: Sweep, todo) -> dict[int, list[int]]:
+    """The points to simulate, each with the other points of `todo` that simulate identically
+    (equal RunConfig.effective(): e.g. the reference protocol none repeated along an axis of
+    credit slots), which get copies of its results."""
+    first: dict[str, int] = {}
+    twins: dict[int, list[int]] = {}
+    for p in todo:
+        key = sweep.configs[p].effective().to_json()
+        if key in first:
+            twins[first[key]].append(p)
+        else:
+            first[key] = p
+            twins[p] = []
+    return twins
+
+
 def _after_failure(points: tuple[int, ...], exc: BaseException, result: SweepResult,
-                   progress: Progress) -> list[tuple[int, ...]]:
-    """Record what failed and return the batches to run again."""
+                   progress: Progress, twins: dict[int, list[int]]) -> list[tuple[int, ...]]:
+    """Record what failed (a point and its twins) and return the batches to run again."""
     from distributed import KilledWorker
+
+    def fail(p: int, msg: str) -> None:
+        for q in (p, *twins[p]):
+            result.failed.append((q, msg))
+        progress.update(failed=1 + len(twins[p]))
+
     if isinstance(exc, KilledWorker):
         for p in points:
-            result.failed.append((p, "its batch killed a worker repeatedly (out of memory?)"))
-        progress.update(failed=len(points))
+            fail(p, "its batch killed a worker repeatedly (out of memory?)")
         return []
     if not isinstance(exc, ExtollVecError):
         raise exc  # a bug, not a property of the point: stop the sweep
     bad = getattr(exc, "point", None)
     if len(points) == 1:
-        result.failed.append((points[0], _strip_point(str(exc))))
-        progress.update(failed=1)
+        fail(points[0], _strip_point(str(exc)))
         return []
     if bad is not None and 0 <= bad < len(points):
-        result.failed.append((points[bad], _strip_point(str(exc))))
-        progress.update(failed=1)
+        fail(points[bad], _strip_point(str(exc)))
         rest = points[:bad] + points[bad + 1:]
         return [rest] if rest else []
     return [(p,) for p in points]  # which point failed is unknown: run them one by one

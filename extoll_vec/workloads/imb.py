@@ -3,7 +3,8 @@
 ``imb_program(n, benchmark, nbytes, iterations)``; workload.kind "imb" with workload.benchmark,
 workload.message_bytes (IMB's message size X) and workload.iterations.
 
-Every rank runs: dissemination barrier (IMB's synchronisation before timing); MARK_START; the
+Every rank runs: (with warmup > 0: the benchmark `warmup` times with root 0, untimed, and a
+barrier;) dissemination barrier (IMB's synchronisation before timing); MARK_START; the
 benchmark `iterations` times; MARK_DONE; a final dissemination barrier (IMB's idle processes
 "waiting in MPI_Barrier", and everybody leaves together). Time per iteration: (MARK_DONE -
 MARK_START) / iterations. Reductions cost no CPU time (the arithmetic is not modelled).
@@ -114,7 +115,8 @@ def _looped(blocks: list[np.ndarray], count: int) -> list[np.ndarray]:
             for b in blocks]
 
 
-def imb_program(n_ranks: int, benchmark: str, message_bytes: int, iterations: int) -> Program:
+def imb_program(n_ranks: int, benchmark: str, message_bytes: int, iterations: int,
+                warmup: int = 0) -> Program:
     """Rank programs of one IMB benchmark over all n_ranks ranks (see the module docstring)."""
     n = _int_arg("n_ranks", n_ranks, 2)
     nbytes = _int_arg("message_bytes", message_bytes, 0)
@@ -132,5 +134,7 @@ def imb_program(n_ranks: int, benchmark: str, message_bytes: int, iterations: in
         body = _looped(one, iterations)
     bar = C.barrier(n)
     start, done = _row(OP_MARK, MARK_START), _row(OP_MARK, MARK_DONE)
-    ranks = [np.concatenate([bar[r], start, body[r], done, bar[r]]) for r in range(n)]
+    warm = _looped(one, warmup) if warmup else [np.zeros((0, 4), np.int32)] * n
+    head = [np.concatenate([warm[r], bar[r]]) if warmup else warm[r] for r in range(n)]
+    ranks = [np.concatenate([head[r], bar[r], start, body[r], done, bar[r]]) for r in range(n)]
     return assemble(ranks, f"imb {benchmark} ({algo}): {n} ranks, {nbytes} B x {iterations}")

@@ -24,13 +24,14 @@ def _int_arg(name: str, value, lo: int, hi: int = I32_MAX) -> int:
 
 
 def multi_pingpong(n_ranks: int, ranks_per_node: int, src_node: int, dst_node: int, pairs: int,
-                   message_bytes: int, iterations: int) -> Program:
+                   message_bytes: int, iterations: int, warmup: int = 0) -> Program:
     """IMB Multi-PingPong between two nodes (paper section 5.3, Figures 4-5).
 
     For i < pairs, rank src_node*rpn + i runs `iterations` times: blocking send of message_bytes
     to rank dst_node*rpn + i, then blocking receive of its reply; its partner receives, then
     sends. Active ranks write MARK_START before and MARK_DONE after their loop; every other
-    rank's program is just OP_END.
+    rank's program is just OP_END. With warmup > 0 each pair first exchanges `warmup` untimed
+    round trips.
     """
     rpn = _int_arg("ranks_per_node", ranks_per_node, 1)
     n_ranks = _int_arg("n_ranks", n_ranks, 1)
@@ -44,17 +45,22 @@ def multi_pingpong(n_ranks: int, ranks_per_node: int, src_node: int, dst_node: i
     pairs = _int_arg("pairs", pairs, 1, rpn)
     message_bytes = _int_arg("message_bytes", message_bytes, 0)
     iterations = _int_arg("iterations", iterations, 1)
+    warmup = _int_arg("warmup", warmup, 0)
 
     b = ProgramBuilder(n_ranks)
     for i in range(pairs):
         s, d = src_node * rpn + i, dst_node * rpn + i
         for me, peer, first_send in ((s, d, True), (d, s, False)):
-            b.mark(me, MARK_START)
-            with b.loop(me, iterations):
-                if first_send:
-                    b.send(me, peer, message_bytes).recv(me, peer, message_bytes)
-                else:
-                    b.recv(me, peer, message_bytes).send(me, peer, message_bytes)
+            for count, timed in ((warmup, False), (iterations, True)):
+                if count == 0:
+                    continue
+                if timed:
+                    b.mark(me, MARK_START)
+                with b.loop(me, count):
+                    if first_send:
+                        b.send(me, peer, message_bytes).recv(me, peer, message_bytes)
+                    else:
+                        b.recv(me, peer, message_bytes).send(me, peer, message_bytes)
             b.mark(me, MARK_DONE)
     return b.build(f"multi_pingpong: {pairs} pair(s) node {src_node} <-> node {dst_node}, "
                    f"{message_bytes} B x {iterations}")
@@ -76,7 +82,7 @@ def alltoall_rows(groups: int, group_size: int, message_bytes: int) -> np.ndarra
 
 
 def alltoall_groups(n_ranks: int, groups: int, group_size: int, message_bytes: int,
-                    iterations: int) -> Program:
+                    iterations: int, warmup: int = 0) -> Program:
     """Concurrent non-optimized alltoalls (paper 5.3, Figure 10; 1x1024, 2x512, 4x256, 8x128).
 
     group_size 0 means n_ranks // groups; group g holds ranks [g*group_size, (g+1)*group_size).
@@ -86,7 +92,9 @@ def alltoall_groups(n_ranks: int, groups: int, group_size: int, message_bytes: i
         MARK_DONE; barrier
 
     and a rank outside every group runs MARK_START; MARK_DONE; barrier. The barrier is one
-    dissemination barrier among all n_ranks ranks, so everybody leaves together.
+    dissemination barrier among all n_ranks ranks, so everybody leaves together. With warmup
+    > 0 every member first runs the alltoall `warmup` times and everybody meets in a barrier,
+    before MARK_START.
 
     The LiMIC test (paper 7.2) is groups=1, group_size=g on a machine with 16 ranks per node:
     the members are ranks 0..g-1 on nodes 0..g/16-1 (rank r sits on node r // ranks_per_node),
@@ -101,21 +109,27 @@ def alltoall_groups(n_ranks: int, groups: int, group_size: int, message_bytes: i
                          f"got {groups} x {gs}")
     message_bytes = _int_arg("message_bytes", message_bytes, 0)
     iterations = _int_arg("iterations", iterations, 1)
+    warmup = _int_arg("warmup", warmup, 0)
     members = groups * gs
 
     bar = barrier_rows(np.arange(n_ranks))                       # [n_ranks, 3*rounds, 4]
     m = gs - 1
-    prog = np.zeros((members, 2 + 2 * m + 2, 4), np.int32)
-    prog[:, 0, 0] = OP_MARK                                       # MARK_START (a = 0)
-    prog[:, 1, 0:2] = (OP_LOOP, iterations)
-    prog[:, 2:2 + 2 * m] = alltoall_rows(groups, gs, message_bytes)
-    prog[:, -2, 0] = OP_ENDLOOP
-    prog[:, -1, 0:2] = (OP_MARK, MARK_DONE)
-    member_rows = np.concatenate([prog, bar[:members]], axis=1)
-    idle = np.zeros((n_ranks - members, 2, 4), np.int32)
-    idle[:, :, 0] = OP_MARK
-    idle[:, :, 1] = (MARK_START, MARK_DONE)
-    idle_rows = np.concatenate([idle, bar[members:]], axis=1)
+    a2a = alltoall_rows(groups, gs, message_bytes)
+
+    def looped(count: int) -> np.ndarray:
+        out = np.zeros((members, 2 * m + 2, 4), np.int32)
+        out[:, 0, 0:2] = (OP_LOOP, count)
+        out[:, 1:1 + 2 * m] = a2a
+        out[:, -1, 0] = OP_ENDLOOP
+        return out
+
+    mark = lambda k, idx: np.tile(np.array([[OP_MARK, idx, 0, 0]], np.int32), (k, 1, 1))  # noqa
+    member_parts = ([looped(warmup), bar[:members]] if warmup else []) + [
+        mark(members, MARK_START), looped(iterations), mark(members, MARK_DONE), bar[:members]]
+    member_rows = np.concatenate(member_parts, axis=1)
+    idle = n_ranks - members
+    idle_rows = np.concatenate(([bar[members:]] if warmup else []) + [
+        mark(idle, MARK_START), mark(idle, MARK_DONE), bar[members:]], axis=1)
     return assemble_blocks([member_rows, idle_rows],
                     f"alltoall: {groups} group(s) x {gs} of {n_ranks} ranks, "
                     f"{message_bytes} B x {iterations}, others in a barrier")
@@ -160,16 +174,17 @@ def build_program(cfg: RunConfig) -> Program:
         from ..topology import build, node_pair_at_hops
         src, dst = node_pair_at_hops(build(cfg.topology), w.hops)
         prog = multi_pingpong(w.ranks, cfg.mpi.ranks_per_node, int(src), int(dst), w.pairs,
-                              w.message_bytes, w.iterations)
+                              w.message_bytes, w.iterations, w.warmup)
         return dataclasses.replace(prog, description=f"{prog.description} ({w.hops} hop(s))")
     if w.kind == "alltoall":
-        return alltoall_groups(w.ranks, w.groups, w.group_size, w.message_bytes, w.iterations)
+        return alltoall_groups(w.ranks, w.groups, w.group_size, w.message_bytes, w.iterations,
+                               w.warmup)
     if w.kind == "multiphase":
         from .multiphase import multiphase
         return multiphase(w.ranks, w.phase_ranks, w.message_bytes, w.iterations)
     if w.kind == "imb":
         from .imb import imb_program
-        return imb_program(w.ranks, w.benchmark, w.message_bytes, w.iterations)
+        return imb_program(w.ranks, w.benchmark, w.message_bytes, w.iterations, w.warmup)
     raise ConfigError("workload.kind", f"{w.kind!r} programs are written in Python "
                       "(ProgramBuilder) and passed to the engine; build_program cannot make one "
                       "from the configuration")

@@ -1,0 +1,138 @@
+"""What the EXTOLL reproduction targets share: per-point figures from a result store.
+
+- ``measured_us``: the time the paper reports for a point: IMB's pingpong figure (half a round
+  trip per iteration; multi-pingpong: the slowest pair), or one execution of the workload (time from the first rank's mark 0 to
+  the last rank's mark 1, divided by the iterations).
+- ``overheads``: every flow-control point with its reference, the point of the same store whose
+  configuration differs only in the protocol (protocol none, the paper's "very large receive
+  buffers and no flow control"); overhead = measured / reference - 1.
+- ``slots_per_process``: the paper's x axis, mailbox slots / processes.
+- figures: ``figure`` (Agg, no pyplot) and ``write_outputs`` (NAME.csv + NAME.png).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import ProtocolConfig, RunConfig, from_dict
+from .registry import Table
+
+
+def completed(ds):
+    """The completed points of a store (all points of a run store)."""
+    if "completed" in ds:
+        ds = ds.isel(point=np.flatnonzero(ds["completed"].values))
+    return ds.load()
+
+
+def configs(ds) -> list[RunConfig]:
+    """The RunConfig of every point of ds, in order (also of a selection of a store's points:
+    the attrs list every point of the store, the `point` coordinate says which ones ds has)."""
+    every = json.loads(ds.attrs["configs"])
+    if "point" in ds.coords:
+        return [from_dict(every[int(p)]) for p in ds["point"].values]
+    return [from_dict(d) for d in every]
+
+
+def measured_us(ds, i: int, cfg: RunConfig) -> float:
+    """The time the paper reports for point i (module docstring)."""
+    marks = ds.mark_time_us.values[i]
+    active = ~np.isnan(marks[:, 0])
+    if not active.any():
+        return float(ds.exec_time_us.values[i])
+    span = float(np.nanmax(marks[active, 1]) - np.nanmin(marks[active, 0]))
+    w = cfg.workload
+    pingpong = w.kind == "multi_pingpong" or (w.kind == "imb" and w.benchmark == "PingPong")
+    return span / (2 * w.iterations) if pingpong else span / w.iterations
+
+
+def slots_per_process(cfg: RunConfig) -> float:
+    n = cfg.n_ranks
+    s = cfg.protocol.mailbox_slots / n
+    return int(s) if s == int(s) else s
+
+
+def _reference_key(cfg: RunConfig) -> str:
+    return dataclasses.replace(cfg, protocol=ProtocolConfig()).to_json()
+
+
+@dataclasses.dataclass
+class Point:
+    """One flow-control point with its reference."""
+    index: int                 # position among the completed points
+    cfg: RunConfig
+    time_us: float
+    ref_us: float
+
+    @property
+    def overhead_pct(self) -> float:
+        return 100.0 * (self.time_us / self.ref_us - 1.0)
+
+
+def overheads(ds) -> list[Point]:
+    """Every completed flow-control point that has a completed reference point."""
+    cfgs = configs(ds)
+    times = [measured_us(ds, i, c) for i, c in enumerate(cfgs)]
+    refs = {_reference_key(c): t for c, t in zip(cfgs, times) if c.protocol.name == "none"}
+    out = []
+    for i, (c, t) in enumerate(zip(cfgs, times)):
+        if c.protocol.name != "none" and _reference_key(c) in refs:
+            out.append(Point(i, c, t, refs[_reference_key(c)]))
+    return out
+
+
+def rank_mean(v, i: int) -> float:
+    """Mean over a point's ranks of a (point, rank) variable (padding ignored)."""
+    a = np.asarray(v.values[i], dtype=np.float64)
+    a = a[a >= 0] if v.dtype.kind != "f" else a[~np.isnan(a)]
+    return float(a.mean()) if a.size else float("nan")
+
+
+def rank_sum(v, i: int) -> float:
+    a = np.asarray(v.values[i])
+    return float(np.nansum(np.where(a >= 0, a, 0)) if a.dtype.kind != "f" else np.nansum(a))
+
+
+def delayed_pct(ds, i: int) -> float:
+    """Messages that waited for credits, % of all messages received (the paper's "% of delayed
+    sends"; messages through LiMIC count in the total, never as delayed)."""
+    return 100.0 * rank_sum(ds.sends_delayed, i) / max(rank_sum(ds.messages_received, i), 1.0)
+
+
+def label(cfg: RunConfig, labels: dict[str, Any] | None = None) -> str:
+    """A short name of a point's workload (the sweep's case label when given)."""
+    if labels:
+        return str(next(iter(labels.values())))
+    w = cfg.workload
+    return f"{w.kind}-{w.ranks}"
+
+
+def case_labels(ds) -> list[str]:
+    """Per completed point, the label of the store's first zipped sweep axis (e.g. `case`)."""
+    axes = json.loads(ds.attrs.get("sweep_axes", "[]"))
+    for a in axes:
+        if a["coord"] in ds.coords and a["keys"] and len(a["keys"]) > 1:
+            return [str(x) for x in ds[a["coord"]].values]
+    return [label(c) for c in configs(ds)]
+
+
+def figure(ncols: int = 1, nrows: int = 1, width: float = 5.5, height: float = 4.2):
+    """Figure + Agg canvas, no pyplot (no global backend, nothing left open)."""
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    return fig, fig.subplots(nrows, ncols, squeeze=False)
+
+
+def write_outputs(table: Table, fig, out_dir, name: str) -> tuple[Path, Path]:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, png_path = out / f"{name}.csv", out / f"{name}.png"
+    csv_path.write_text(table.to_csv())
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    FigureCanvasAgg(fig)
+    fig.savefig(png_path, dpi=110)
+    return csv_path, png_path

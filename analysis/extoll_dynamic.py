@@ -1,0 +1,154 @@
+"""EXTOLL targets of the dynamic protocol: `extoll_patterns` (Figures 10 and 15 and the Spanish
+version's concurrent groups), `extoll_limic` (Figure 18) and `extoll_credit_evolution`
+(Figure 19).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .extoll_common import (case_labels, completed, configs, delayed_pct, figure, overheads,
+                            slots_per_process, write_outputs)
+from .registry import Table, target
+
+PATTERN_COLUMNS = ["pattern", "protocol", "slots_per_process", "overhead_pct", "delayed_pct",
+                   "reference_us"]
+LIMIC_COLUMNS = ["group_size", "same_node_pct", "protocol", "slots_per_process", "overhead_pct"]
+EVOLUTION_COLUMNS = ["alltoall", "phase", "phase_ranks", "group", "min_credits",
+                     "median_credits", "max_credits"]
+FIVE_PCT = 5.0
+
+
+def slots_for(rows: list[list], limit: float, key, slots_col: int, over_col: int) -> dict:
+    """Per key: the smallest buffer from which the overhead stays <= limit (None: never)."""
+    curves = defaultdict(list)
+    for r in rows:
+        curves[key(r)].append((r[slots_col], r[over_col]))
+    out = {}
+    for k, pts in curves.items():
+        pts.sort()
+        need = None
+        for s, o in reversed(pts):
+            if o > limit:
+                break
+            need = s
+        out[k] = need
+    return out
+
+
+@target("extoll_patterns", "EXTOLL Figures 10 and 15: static vs dynamic overhead for alltoall "
+        "patterns (1x1024, 512/256/128 + barrier, 2x512, 4x256, 8x128) vs slots per process",
+        spec="extoll/patterns")
+def extoll_patterns(ds, out_dir=None) -> Table:
+    ds = completed(ds)
+    labels = case_labels(ds)
+    rows = sorted(([labels[p.index], p.cfg.protocol.name, slots_per_process(p.cfg),
+                    p.overhead_pct, delayed_pct(ds, p.index), p.ref_us] for p in overheads(ds)),
+                  key=lambda r: (labels.index(r[0]), r[1], r[2]))
+    need = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, 3)
+    notes = []
+    for pattern in dict.fromkeys(r[0] for r in rows):
+        st, dy = need.get((pattern, "static")), need.get((pattern, "dynamic"))
+        ratio = f", ratio {st / dy:.2f}" if st and dy else ""
+        notes.append(f"{pattern}: overhead <= {FIVE_PCT:g} % from {st} slots per process "
+                     f"(static), {dy} (dynamic){ratio}")
+    table = Table(f"extoll_patterns: {len(rows)} points", PATTERN_COLUMNS, rows, notes)
+    if out_dir is not None:
+        pats = list(dict.fromkeys(r[0] for r in rows))
+        fig = _curves(rows, 0, pats, lambda g: g)
+        write_outputs(table, fig, out_dir, "extoll_patterns")
+    return table
+
+
+def _curves(rows, group_col: int, groups: list, title, slots_col=2, over_col=3, proto_col=1):
+    """One panel per group: overhead vs slots per process, static and dynamic."""
+    ncols = min(len(groups), 4)
+    fig, axes = figure(ncols, -(-len(groups) // ncols), width=4.0, height=3.2)
+    flat = [ax for row in axes for ax in row]
+    for ax, g in zip(flat, groups):
+        for proto, style in (("static", "o-"), ("dynamic", "s-")):
+            pts = sorted((r[slots_col], r[over_col]) for r in rows
+                         if r[group_col] == g and r[proto_col] == proto)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=proto, markersize=3)
+        ax.axhline(FIVE_PCT, color="gray", linewidth=0.6)
+        ax.set_title(title(g))
+        ax.set_xlabel("slots per process")
+        ax.set_ylabel("overhead (%)")
+    for ax in flat[len(groups):]:
+        ax.set_visible(False)
+    flat[0].legend(fontsize=7)
+    return fig
+
+
+@target("extoll_limic", "EXTOLL Figure 18: alltoall among 32-256 of the ranks (50-6.25 % of "
+        "the destinations through LiMIC), static vs dynamic overhead", spec="extoll/limic")
+def extoll_limic(ds, out_dir=None) -> Table:
+    ds = completed(ds)
+    rows = []
+    for p in overheads(ds):
+        g = p.cfg.workload.group_size or p.cfg.workload.ranks
+        rows.append([g, 100.0 * p.cfg.mpi.ranks_per_node / g, p.cfg.protocol.name,
+                     slots_per_process(p.cfg), p.overhead_pct])
+    rows.sort(key=lambda r: (r[0], r[2], r[3]))
+    need = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[2]), 3, 4)
+    notes = [f"group of {g} ({100 * 16 / g:g} % same node): overhead <= {FIVE_PCT:g} % from "
+             f"{need.get((g, 'static'))} slots (static), {need.get((g, 'dynamic'))} (dynamic)"
+             for g in dict.fromkeys(r[0] for r in rows)]
+    table = Table(f"extoll_limic: {len(rows)} points", LIMIC_COLUMNS, rows, notes)
+    if out_dir is not None:
+        groups = list(dict.fromkeys(r[0] for r in rows))
+        same = {r[0]: r[1] for r in rows}
+        fig = _curves(rows, 0, groups, lambda g: f"{g} ranks ({same[g]:g} % LiMIC)",
+                      slots_col=3, over_col=4, proto_col=2)
+        write_outputs(table, fig, out_dir, "extoll_limic")
+    return table
+
+
+def evolution_groups(n: int) -> list[tuple[str, int, int]]:
+    """Rank 0's peers in the paper's groups (0-255], [256-511], [512-1023], scaled to n."""
+    q, h = n // 4, n // 2
+    return [(f"(0-{q - 1}]", 1, q), (f"[{q}-{h - 1}]", q, h), (f"[{h}-{n - 1}]", h, n)]
+
+
+@target("extoll_credit_evolution", "EXTOLL Figure 19: credits rank 0 owns towards three groups "
+        "of ranks before every alltoall of the multi-phase application (dynamic)",
+        spec="extoll/credit_evolution")
+def extoll_credit_evolution(ds, out_dir=None) -> Table:
+    ds = completed(ds)
+    cfg = configs(ds)[0]
+    snap = ds.credit_snapshot.values[0]                   # [snapshot, peer]
+    n, it = cfg.n_ranks, cfg.workload.iterations
+    phases = cfg.workload.phase_ranks
+    rows = []
+    for k in range(min(snap.shape[0], len(phases) * it)):
+        phase = k // it
+        for name, lo, hi in evolution_groups(n):
+            v = snap[k, lo:hi]
+            rows.append([k, phase, phases[phase], name, int(v.min()), float(np.median(v)),
+                         int(v.max())])
+    notes = [f"{cfg.protocol.name} protocol, {cfg.protocol.mailbox_slots // n} slots per "
+             f"process, {cfg.protocol.credit_slots} credit slots (static slots), {it} alltoalls "
+             "per phase (the paper: 100)"]
+    for phase, size in enumerate(phases):
+        last = [r for r in rows if r[1] == phase and r[0] == (phase + 1) * it - 1]
+        notes.append(f"phase {phase} (ranks 0-{size - 1}): median credits before its last "
+                     "alltoall " + ", ".join(f"{r[3]} {r[5]:g}" for r in last))
+    table = Table(f"extoll_credit_evolution: {len(rows) // 3} snapshots of rank 0",
+                  EVOLUTION_COLUMNS, rows, notes)
+    if out_dir is not None:
+        fig, ((ax,),) = figure(width=9.0, height=4.2)
+        for name, _lo, _hi in evolution_groups(n):
+            pts = [r for r in rows if r[3] == name]
+            x = np.array([r[0] for r in pts])
+            med = np.array([r[5] for r in pts])
+            ax.errorbar(x, med, yerr=[med - [r[4] for r in pts], [r[6] for r in pts] - med],
+                        fmt="o-", markersize=3, capsize=2, label=f"ranks {name}")
+        for phase in range(1, len(phases)):
+            ax.axvline(phase * it - 0.5, color="gray", linewidth=0.6)
+        ax.set_xlabel("alltoall")
+        ax.set_ylabel("credits rank 0 owns")
+        ax.set_title("Credit evolution (median, min-max) as the pattern changes")
+        ax.legend(fontsize=8)
+        write_outputs(table, fig, out_dir, "extoll_credit_evolution")
+    return table

@@ -1,0 +1,99 @@
+"""Target `extoll_imb`: the Intel MPI Benchmarks under static and dynamic flow control (EXTOLL
+section 7.4, Figures 20-23 and 27) and the paper's headline: the slots per process each protocol
+needs for a 3 % average overhead (paper: 64 static vs 16 dynamic, 4x).
+
+The table is Figure 27: per protocol and buffer size, the average overhead over the benchmarks
+(without Scatterv, Reduce_scatter and Gatherv, which the paper leaves out as abnormal, 7.4.1).
+With --out, ``extoll_imb_benchmarks.csv`` holds every benchmark's time (Figures 20-23).
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from .extoll_common import completed, figure, overheads, slots_per_process, write_outputs
+from .registry import Table, target
+
+COLUMNS = ["protocol", "slots_per_process", "avg_overhead_pct", "benchmarks",
+           "max_overhead_pct", "worst_benchmark"]
+BENCH_COLUMNS = ["benchmark", "protocol", "slots_per_process", "time_us", "reference_us",
+                 "overhead_pct"]
+ABNORMAL = ("Scatterv", "Reduce_scatter", "Gatherv")
+HEADLINE_PCT = 3.0
+
+
+def crossing(points: list[tuple[float, float]], limit: float) -> float | None:
+    """Slots per process at which an average-overhead curve falls to `limit` and stays below:
+    linear in log2(slots) between the last point above and the first point at or below; the
+    smallest buffer if all are below; None if the largest is still above."""
+    pts = sorted(points)
+    if not pts or pts[-1][1] > limit:
+        return None
+    k = len(pts) - 1
+    while k > 0 and pts[k - 1][1] <= limit:
+        k -= 1
+    if k == 0:
+        return float(pts[0][0])
+    (s0, o0), (s1, o1) = pts[k - 1], pts[k]
+    f = (o0 - limit) / (o0 - o1)
+    return float(2 ** (math.log2(s0) + f * (math.log2(s1) - math.log2(s0))))
+
+
+@target("extoll_imb", "EXTOLL Figures 20-23 and 27: Intel MPI Benchmarks, 1024 ranks, 2 KB, "
+        "average overhead vs slots per process, static vs dynamic (headline: slots for 3 %)",
+        spec="extoll/imb")
+def extoll_imb(ds, out_dir=None) -> Table:
+    ds = completed(ds)
+    per = []
+    for p in overheads(ds):
+        per.append([p.cfg.workload.benchmark, p.cfg.protocol.name, slots_per_process(p.cfg),
+                    p.time_us, p.ref_us, p.overhead_pct])
+    per.sort(key=lambda r: (r[0], r[1], r[2]))
+    groups = defaultdict(list)
+    for r in per:
+        if r[0] not in ABNORMAL:
+            groups[(r[1], r[2])].append(r)
+    rows = []
+    for (proto, s), rs in sorted(groups.items()):
+        worst = max(rs, key=lambda r: r[5])
+        rows.append([proto, s, float(np.mean([r[5] for r in rs])), len(rs), worst[5], worst[0]])
+    need = {proto: crossing([(r[1], r[2]) for r in rows if r[0] == proto], HEADLINE_PCT)
+            for proto in ("static", "dynamic")}
+    st, dy = need["static"], need["dynamic"]
+    ratio = f"{st / dy:.2f}x" if st and dy else "n/a"
+    notes = [f"slots per process for a {HEADLINE_PCT:g} % average overhead: static "
+             f"{st if st is None else round(st, 1)}, dynamic {dy if dy is None else round(dy, 1)}"
+             f", ratio {ratio} (paper: 64 vs 16, 4x)",
+             f"average over {len(set(r[0] for r in per) - set(ABNORMAL))} benchmarks; left out "
+             f"as in the paper's Figure 27: {', '.join(ABNORMAL)}"]
+    table = Table(f"extoll_imb: average IMB overhead, {len(rows)} points", COLUMNS, rows, notes)
+    if out_dir is not None:
+        fig, axes = figure(2, 1, width=6.0, height=4.0)
+        a, b = axes[0]
+        for proto, style in (("static", "o-"), ("dynamic", "s-")):
+            pts = sorted((r[1], r[2]) for r in rows if r[0] == proto)
+            a.plot([x for x, _ in pts], [y for _, y in pts], style, label=proto)
+        a.axhline(HEADLINE_PCT, color="gray", linewidth=0.6)
+        a.set_xscale("log", base=2)
+        a.set_xlabel("slots per process")
+        a.set_ylabel("average overhead (%)")
+        a.set_title("IMB average overhead (Figure 27)")
+        a.legend()
+        benches = sorted({r[0] for r in per})
+        small = min({r[2] for r in per})
+        x = np.arange(len(benches))
+        for k, proto in enumerate(("static", "dynamic")):
+            vals = [next((r[5] for r in per if r[0] == bm and r[1] == proto and r[2] == small),
+                         np.nan) for bm in benches]
+            b.bar(x + (k - 0.5) * 0.4, vals, 0.4, label=f"{proto}, {small} slots")
+        b.set_xticks(x, benches, rotation=70, fontsize=7)
+        b.set_ylabel("overhead (%)")
+        b.set_title("per benchmark, smallest buffer")
+        b.legend(fontsize=7)
+        write_outputs(table, fig, out_dir, "extoll_imb")
+        from pathlib import Path
+        (Path(out_dir) / "extoll_imb_benchmarks.csv").write_text(
+            Table("per benchmark", BENCH_COLUMNS, per).to_csv())
+    return table

@@ -1,0 +1,206 @@
+"""EXTOLL targets of the static protocol: `extoll_static_overhead` (Figures 4-7),
+`extoll_table2` (Table 2 with Eq. 5), `extoll_piggyback` (Figure 9) and `extoll_components`
+(Figures 16-17, static and dynamic).
+
+Overhead is relative to the reference point (protocol none) of the same workload in the same
+store (extoll_common.overheads).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from ..protocols import extoll_static as es
+from . import paper_values as pv
+from .extoll_common import (case_labels, completed, delayed_pct, figure, overheads, rank_sum,
+                            slots_per_process, write_outputs)
+from .registry import Table, target
+
+STATIC_COLUMNS = ["case", "credit_slots", "slots_per_process", "overhead_pct", "delayed_pct",
+                  "reference_us", "time_us"]
+TABLE2_COLUMNS = ["credit_slots", "stabilizing_slots", "eq5_slots", "drop_slots",
+                  "eq37_drop_slots", "paper_slots", "case"]
+PIGGY_COLUMNS = ["slots_per_process", "overhead_pct", "overhead_pct_piggyback",
+                 "credit_packets", "credit_packets_piggyback", "credit_packet_reduction_pct",
+                 "piggybacked_packets"]
+COMPONENT_COLUMNS = ["case", "protocol", "slots_per_process", "overhead_pct",
+                     "computational_pct", "stall_pct", "control_packets"]
+
+
+def static_rows(ds) -> list[list]:
+    labels = case_labels(ds)
+    rows = []
+    for p in overheads(ds):
+        rows.append([labels[p.index], p.cfg.protocol.credit_slots, slots_per_process(p.cfg),
+                     p.overhead_pct, delayed_pct(ds, p.index), p.ref_us, p.time_us])
+    order = {c: k for k, c in enumerate(dict.fromkeys(labels))}
+    rows.sort(key=lambda r: (order[r[0]], r[1], r[2]))
+    return rows
+
+
+@target("extoll_static_overhead", "EXTOLL Figures 4-7: static overhead and delayed sends vs "
+        "slots per process, credit slots 1-5, multi-pingpong 1/14 hops, alltoall 256/1024",
+        spec="extoll/static_overhead")
+def extoll_static_overhead(ds, out_dir=None) -> Table:
+    ds = completed(ds)
+    rows = static_rows(ds)
+    cases = list(dict.fromkeys(r[0] for r in rows))
+    notes = []
+    for case in cases:
+        big = max((r for r in rows if r[0] == case), key=lambda r: r[2])
+        notes.append(f"{case}: at {big[2]} slots per process overhead {big[3]:.1f} % "
+                     f"(credit slots {big[1]})")
+    table = Table(f"extoll_static_overhead: {len(rows)} points, static protocol",
+                  STATIC_COLUMNS, rows, notes)
+    if out_dir is not None:
+        fig, axes = figure(len(cases), 2, width=4.2, height=3.4)
+        for j, case in enumerate(cases):
+            for c in sorted({r[1] for r in rows if r[0] == case}):
+                pts = [r for r in rows if r[0] == case and r[1] == c]
+                axes[0][j].plot([r[2] for r in pts], [r[3] for r in pts], marker=".",
+                                label=f"{c} credit slot{'s' if c > 1 else ''}")
+                axes[1][j].plot([r[2] for r in pts], [r[4] for r in pts], marker=".")
+            axes[0][j].set_title(case)
+            axes[0][j].set_ylabel("overhead (%)")
+            axes[1][j].set_ylabel("delayed sends (%)")
+            axes[1][j].set_xlabel("receive buffer (slots per process)")
+        axes[0][0].legend(fontsize=7)
+        write_outputs(table, fig, out_dir, "extoll_static_overhead")
+    return table
+
+
+def _stabilizing(pts: list[list]) -> tuple[float, float]:
+    """(stabilizing slots, drop slots) of one curve [(slots, overhead), ...] sorted by slots.
+
+    Drop: the upper end of the largest fall between two consecutive buffer sizes.
+    Stabilizing: the smallest buffer from which the overhead stays within max(1 point, 10 % of
+    the curve's range) of its value at the largest buffer (the paper reads Table 2 off
+    Figure 6(b) by eye; this is that reading made explicit)."""
+    s = np.array([p[0] for p in pts], float)
+    o = np.array([p[1] for p in pts], float)
+    falls = o[:-1] - o[1:]
+    drop = float(s[int(np.argmax(falls)) + 1]) if len(o) > 1 else float("nan")
+    tol = max(1.0, 0.1 * (o.max() - o.min()))
+    ok = np.abs(o - o[-1]) <= tol
+    k = len(o) - 1
+    while k > 0 and ok[k - 1]:
+        k -= 1
+    return float(s[k]), drop
+
+
+@target("extoll_table2", "EXTOLL Table 2: receive buffer at which the static overhead of the "
+        "largest alltoall stabilizes, per credit slots, beside Eq. 5",
+        spec="extoll/static_overhead")
+def extoll_table2(ds, out_dir=None) -> Table:
+    ds = completed(ds)
+    rows_all = static_rows(ds)
+    alltoall = [r for r in rows_all if r[0].startswith("alltoall")]
+    if not alltoall:
+        raise ValueError("extoll_table2 needs alltoall points in the store")
+    case = max({r[0] for r in alltoall}, key=lambda c: int(c.split("-")[-1]))
+    rows = []
+    for c in sorted({r[1] for r in alltoall if r[0] == case}):
+        pts = sorted(([r[2], r[3]] for r in alltoall if r[0] == case and r[1] == c))
+        stab, drop = _stabilizing(pts)
+        paper = pv.TABLE2.get(c)
+        rows.append([c, stab, es.stabilizing_slots(c), drop, es.overhead_drop_slots(c),
+                     paper[0] if paper else None, case])
+    notes = [f"curves of {case}; stabilizing: smallest buffer from which the overhead stays "
+             "within max(1 point, 10 % of the curve's range) of its value at the largest buffer",
+             "eq5_slots: ((37 * (c + 1)) div c) + c; eq37_drop_slots: 37 + c (section 5.3); "
+             f"paper: {pv.TABLE2_WHERE} (1 credit slot: 'Unknown; >> 64 slots')"]
+    table = Table(f"extoll_table2: stabilizing receive buffer, {case}", TABLE2_COLUMNS, rows,
+                  notes)
+    if out_dir is not None:
+        fig, ((ax,),) = figure()
+        c = [r[0] for r in rows]
+        ax.plot(c, [r[1] for r in rows], "o-", label="simulated: stabilizes")
+        ax.plot(c, [r[2] for r in rows], "s--", label="Eq. 5")
+        ax.plot(c, [r[3] for r in rows], "^-", label="simulated: sharp drop")
+        ax.plot(c, [r[4] for r in rows], "v--", label="37 + credit slots")
+        ax.plot(c, [r[5] if r[5] is not None else np.nan for r in rows], "D", markersize=10,
+                markerfacecolor="none", label="paper Table 2")
+        ax.set_xlabel("credit slots")
+        ax.set_ylabel("receive buffer (slots per process)")
+        ax.set_title(f"Table 2 ({case})")
+        ax.legend(fontsize=7)
+        write_outputs(table, fig, out_dir, "extoll_table2")
+    return table
+
+
+def _credit_packets(ds, i: int) -> float:
+    return rank_sum(ds.control_sent.sel(ctrl="credit"), i)
+
+
+@target("extoll_piggyback", "EXTOLL Figure 9: alltoall with 2044-byte messages, static "
+        "overhead and credit packets with and without piggybacking", spec="extoll/piggyback")
+def extoll_piggyback(ds, out_dir=None) -> Table:
+    ds = completed(ds)
+    by = defaultdict(dict)
+    for p in overheads(ds):
+        by[slots_per_process(p.cfg)][p.cfg.protocol.piggyback] = p
+    rows = []
+    for s in sorted(by):
+        if set(by[s]) != {False, True}:
+            continue
+        off, on = by[s][False], by[s][True]
+        c0, c1 = _credit_packets(ds, off.index), _credit_packets(ds, on.index)
+        rows.append([s, off.overhead_pct, on.overhead_pct, int(c0), int(c1),
+                     100.0 * (1 - c1 / c0) if c0 else float("nan"),
+                     int(rank_sum(ds.control_sent.sel(ctrl="piggyback"), on.index))])
+    table = Table(f"extoll_piggyback: {len(rows)} buffer sizes", PIGGY_COLUMNS, rows,
+                  ["credit_packet_reduction_pct: explicit credit packets saved by piggybacking"])
+    if out_dir is not None:
+        fig, ((a, b),) = figure(2)
+        s = [r[0] for r in rows]
+        a.plot(s, [r[1] for r in rows], "o-", label="without piggybacking")
+        a.plot(s, [r[2] for r in rows], "s-", label="with piggybacking")
+        a.set_ylabel("overhead (%)")
+        a.legend()
+        b.plot(s, [r[5] for r in rows], "o-")
+        b.set_ylabel("credit packets saved (%)")
+        for ax in (a, b):
+            ax.set_xlabel("receive buffer (slots per process)")
+        write_outputs(table, fig, out_dir, "extoll_piggyback")
+    return table
+
+
+@target("extoll_components", "EXTOLL Figures 16-17: stall and computational parts of the "
+        "overhead, static and dynamic, alltoall and multi-pingpong", spec="extoll/components")
+def extoll_components(ds, out_dir=None) -> Table:
+    ds = completed(ds)
+    labels = case_labels(ds)
+    rows = []
+    for p in overheads(ds):
+        i = p.index
+        received = ds.messages_received.values[i]
+        active = received > 0
+        cpu = ds.flow_control_cpu_us.values[i][active]
+        it = p.cfg.workload.iterations * (2 if p.cfg.workload.kind == "multi_pingpong" else 1)
+        comp = 100.0 * float(np.nanmean(cpu)) / (p.ref_us * it) if cpu.size else 0.0
+        rows.append([labels[i], p.cfg.protocol.name, slots_per_process(p.cfg), p.overhead_pct,
+                     comp, p.overhead_pct - comp,
+                     int(rank_sum(ds.packets_sent.sel(kind="control"), i))])
+    rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    notes = ["computational_pct: CPU time of flow control (credit operations, writing and "
+             "retrieving control packets), mean over the ranks that receive, % of the reference "
+             "time; stall_pct: the rest of the overhead (waiting for credits, extra traffic)"]
+    table = Table(f"extoll_components: {len(rows)} points", COMPONENT_COLUMNS, rows, notes)
+    if out_dir is not None:
+        cases = list(dict.fromkeys(r[0] for r in rows))
+        fig, axes = figure(len(cases), 2, width=4.5, height=3.4)
+        for j, case in enumerate(cases):
+            for k, proto in enumerate(("static", "dynamic")):
+                pts = [r for r in rows if r[0] == case and r[1] == proto]
+                ax = axes[k][j]
+                s = [r[2] for r in pts]
+                ax.bar(s, [r[4] for r in pts], width=2.5, label="computational")
+                ax.bar(s, [r[5] for r in pts], width=2.5, bottom=[r[4] for r in pts],
+                       label="stall and traffic")
+                ax.set_title(f"{case}, {proto}")
+                ax.set_ylabel("overhead (%)")
+                ax.set_xlabel("receive buffer (slots per process)")
+        axes[0][0].legend(fontsize=7)
+        write_outputs(table, fig, out_dir, "extoll_components")
+    return table
