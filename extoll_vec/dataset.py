@@ -16,8 +16,11 @@ Layout of a result Dataset:
   point's RunConfig.to_dict()).
 
 Storage choices (see ../shared/notes/ecosystem.md):
-- zarr format 3 without consolidated metadata: xarray/zarr warn that consolidated metadata is
-  not part of the format 3 specification, so we do not write it (reads pass consolidated=False).
+- zarr format 3 with consolidated metadata (one read of the root zarr.json opens the whole
+  store, which matters for stores of thousands of arrays on network file systems). zarr warns
+  at every such write that consolidated metadata "is currently not part in the Zarr format 3
+  specification"; to_zarr_consolidated silences exactly that warning. Reads use the
+  consolidated metadata and fall back to the arrays' own for stores written without it.
 - Strings are numpy StringDType (variable length). Fixed-width ``<U`` strings warn
   ``FixedLengthUTF32`` on format 3, and object strings read back as StringDType anyway; using
   StringDType in memory too keeps a round trip dtype-identical.
@@ -29,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import warnings
 from typing import Callable
 import secrets
 import shutil
@@ -284,8 +288,18 @@ def write_zarr(ds: xr.Dataset, path: str | os.PathLike, overwrite: bool = False)
     problems = schema_problems(ds)
     if problems:
         raise ValueError("not a result Dataset: " + "; ".join(problems))
-    return write_atomically(path, overwrite, lambda tmp: ds.to_zarr(
-        tmp, mode="w-", zarr_format=3, consolidated=False))
+    return write_atomically(path, overwrite, lambda tmp: to_zarr_consolidated(ds, tmp, mode="w-"))
+
+
+CONSOLIDATED_V3_WARNING = "Consolidated metadata is currently not part in the Zarr format 3"
+
+
+def to_zarr_consolidated(ds: xr.Dataset, target, **kwargs):
+    """ds.to_zarr in zarr format 3 with consolidated metadata, without zarr's warning that
+    consolidated metadata is not in the format 3 specification yet (module docstring)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=CONSOLIDATED_V3_WARNING)
+        return ds.to_zarr(target, zarr_format=3, consolidated=True, **kwargs)
 
 
 def write_atomically(path: str | os.PathLike, overwrite: bool,
@@ -314,6 +328,12 @@ def write_atomically(path: str | os.PathLike, overwrite: bool,
     return p
 
 
+def open_zarr_consolidated(p: Path, chunks: Any = None) -> xr.Dataset:
+    """xr.open_zarr through the consolidated metadata; the arrays' own for older stores."""
+    consolidated = "consolidated_metadata" in json.loads((p / "zarr.json").read_text())
+    return xr.open_zarr(p, zarr_format=3, consolidated=consolidated, chunks=chunks)
+
+
 def open_result(path: str | os.PathLike, chunks: Any = None) -> xr.Dataset:
     """Open a result store written by write_zarr (or a sweep); lazily, without dask by default
     (pass chunks={} or "auto" for dask arrays). Raises StoreError for a missing, unreadable or
@@ -328,7 +348,7 @@ def open_result(path: str | os.PathLike, chunks: Any = None) -> xr.Dataset:
             raise StoreError(path, "zarr format 2 store; extoll-vec results are zarr format 3")
         raise StoreError(path, "not a zarr store (no zarr.json)")
     try:
-        ds = xr.open_zarr(p, zarr_format=3, consolidated=False, chunks=chunks)
+        ds = open_zarr_consolidated(p, chunks)
     except Exception as exc:  # zarr/xarray raise many types for a damaged store
         msg = " ".join(str(exc).split())
         if len(msg) > 200:

@@ -169,3 +169,16 @@ def test_network_only_sweep_has_no_rank_axis(tmp_path):
     StoreWriter(path).write([1], fake_results([sw.configs[1]]))
     ds = open_sweep(path, completed_only=True)
     assert ds.sizes["rank"] == 0 and ds.point.values.tolist() == [1]
+
+
+def test_stores_carry_consolidated_metadata(tmp_path, sweep):
+    """Sweep and result stores: the root zarr.json holds every array's metadata (one read opens
+    the store), and a region write does not need it rewritten."""
+    import json
+    path = tmp_path / "s.zarr"
+    prepare_store(path, sweep)
+    meta = json.loads((path / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
+    assert set(SCHEMA) | {"completed", "point"} <= set(meta)
+    StoreWriter(path).write([1], fake_results([sweep.configs[1]]))
+    assert json.loads((path / "zarr.json").read_text())["consolidated_metadata"]["metadata"] == meta
+    assert open_sweep(path).completed.values.sum() == 1

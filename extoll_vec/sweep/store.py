@@ -14,9 +14,8 @@ never touch the same chunk file. The client writes a finished batch's points (da
 ``completed``) with Ctrl-C deferred until the write is done, so an interrupted sweep leaves a
 valid store whose completed points are exactly the finished ones.
 
-Zarr format 3 without consolidated metadata, as dataset.py (consolidated metadata is not part of
-the format 3 specification and zarr warns about it; a sweep store's metadata is written once, at
-creation, and a local open reads a few dozen small JSON files).
+Zarr format 3 with consolidated metadata, as dataset.py. The metadata is written once, at
+creation, and never changes: batches write only chunks of existing arrays (data, then mask).
 """
 from __future__ import annotations
 
@@ -99,10 +98,10 @@ def _template(sweep: Sweep):
 
 def create_store(path: str | os.PathLike, sweep: Sweep, overwrite: bool = False) -> Path:
     """Create the empty store of a sweep (written aside, then renamed into place)."""
-    from ..dataset import write_atomically
+    from ..dataset import to_zarr_consolidated, write_atomically
     ds, encoding = _template(sweep)
-    return write_atomically(path, overwrite, lambda tmp: ds.to_zarr(
-        tmp, mode="w-", compute=False, zarr_format=3, consolidated=False, encoding=encoding))
+    return write_atomically(path, overwrite, lambda tmp: to_zarr_consolidated(
+        ds, tmp, mode="w-", compute=False, encoding=encoding))
 
 
 def _open_group(path: str | os.PathLike, mode: str = "r"):
