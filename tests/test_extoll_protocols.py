@@ -231,14 +231,7 @@ def run_audited(cfg, prog, chunk: int):
 @given(credit_scenario())
 def test_random_traffic_conserves_credits_at_every_step(sc):
     cfg, n, msgs = sc
-    pb = ProgramBuilder(n)
-    for s, t, nb in msgs:
-        pb.irecv(t, s, nb)
-    for s, t, nb in msgs:
-        pb.isend(s, t, nb)
-    for r in range(n):
-        pb.waitall(r)
-    res = run_audited(cfg, pb.build("random"), 97)
+    res = run_audited(cfg, ProgramBuilder(n).exchange(msgs).build("random"), 97)
     assert res["messages_received"][0].sum() == len(msgs)
 
 
@@ -271,16 +264,8 @@ def test_shifting_activity_conserves_credits_and_answers_every_request(sc):
     cfg, n, phases = sc
     pb = ProgramBuilder(n)
     for ph in phases:
-        for s, t, nb in ph:
-            pb.irecv(t, s, nb)
-        for s, t, nb in ph:
-            pb.isend(s, t, nb)
-        for r in range(n):
-            pb.waitall(r)
-        for s, t, nb in ph[:3]:              # replies: data going back, for piggybacking
-            pb.irecv(s, t, nb).isend(t, s, nb)
-        for r in range(n):
-            pb.waitall(r)
+        pb.exchange(ph)
+        pb.exchange([(t, s, nb) for s, t, nb in ph[:3]])   # replies, for piggybacking
     res = run_audited(cfg, pb.build("phased"), 61)
     assert res["control_sent"][0, :, CT["request"]].sum() == \
         res["control_sent"][0, :, CT["response"]].sum()

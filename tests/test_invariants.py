@@ -52,16 +52,7 @@ def scenario(draw):
 
 
 def build(n, msgs):
-    """Every rank posts its receives (in message order per source), then its sends, then waits:
-    deadlock-free under any flow control that eventually returns credits."""
-    pb = ProgramBuilder(n)
-    for s, t, nb in msgs:
-        pb.irecv(t, s, nb)
-    for s, t, nb in msgs:
-        pb.isend(s, t, nb)
-    for r in range(n):
-        pb.waitall(r)
-    return pb.build("random messages")
+    return ProgramBuilder(n).exchange(msgs).build("random messages")
 
 
 def _case(net, rpn, n, msgs, topo):

@@ -189,6 +189,19 @@ class ProgramBuilder:
     def waitall(self, rank: int) -> "ProgramBuilder":
         return self.op(rank, OP_WAITALL)
 
+    def exchange(self, messages) -> "ProgramBuilder":
+        """Messages (source, destination, bytes) in one step, deadlock-free under any flow
+        control that eventually returns credits: every rank posts its receives (in message order
+        per source), then its sends, then waits for all (every rank, also one without any)."""
+        messages = list(messages)
+        for s, t, nb in messages:
+            self.irecv(t, s, nb)
+        for s, t, nb in messages:
+            self.isend(s, t, nb)
+        for r in range(self.n_ranks):
+            self.waitall(r)
+        return self
+
     def compute(self, rank: int, ns: int) -> "ProgramBuilder":
         return self.op(rank, OP_COMPUTE, ns)
 
