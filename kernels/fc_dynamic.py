@@ -51,12 +51,17 @@ Where the paper is ambiguous or, taken literally, unsafe, and what is done here
    paper's rule when the counts match the threshold exactly, and keeps identity 1 when they
    overshoot it ("this should later be taken into consideration", 6.6.1). Otherwise the
    retrieved count rides on the packet and joins the piggybacked credits counter. Nothing is
-   piggybacked to a blocked sender, nor when no slot is available.
+   piggybacked to a blocked sender, nor when no slot is available, nor when the retrieved count
+   alone reaches the threshold (that is the regular way's, at the next retrieval).
 7. Compulsory requests and responses consume a credit (6.1) and are withheld (flag) while the
    writer owns none; a credit packet (or piggybacked credits) releases them, request first.
    The response carries max(credits - static slots, 0) and costs one more credit (6.5.4).
 8. The initial intended quota is the static partition of the data region (the static credit
    quota); senders are all other processes; a process' own share is never used.
+9. CPU cost (host.credit_ns per credit operation; the paper gives none): one operation per
+   retrieved packet, as in the static protocol (count it, compare with the threshold), one more
+   per threshold reached, per list move and per control packet handled, two per steal. Writing
+   and retrieving control packets cost their PIO and retrieval like any VELO packet.
 """
 from extoll_vec.dtypes import (CT_CREDIT, CT_PIGGYBACK, CT_REQUEST, CT_RESPONSE, P_CREDIT_SLOTS,
                                P_DYN_REGION, P_QUOTA, PIGGYBACK_MAX)
