@@ -1,9 +1,8 @@
 """Small pieces shared by the network, NIC and host kernels: the packet pool, the NIC
 injection FIFO and waking a rank. All functions take (S, b) = state and batch member."""
-from extoll_vec.kernels.jit import inner
-
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, EV_NIC_TX, EV_RANK, P_FLIT_BYTES,
                                P_NIC_FIFO, P_PKT_OVERHEAD, P_SYNTH, W_NIC)
+from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.wheel import schedule
 
 

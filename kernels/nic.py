@@ -15,8 +15,6 @@ rows (destination node, destination rank, source rank, bytes left, send slot, re
 import math
 
 import numpy as np
-from extoll_vec.kernels.jit import inner
-
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_INVARIANT, ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN,
                                EV_NIC_TX, P_EJ_FLITS, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_MEASURE, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
@@ -25,6 +23,7 @@ from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_INVARIANT, ERR_MAILBOX_O
 from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
                                       request_tx, wake_rank)
 from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write
+from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.network import request_arb, router_accept
 from extoll_vec.kernels.wheel import schedule
 

@@ -1,8 +1,8 @@
 """Static analysis of rank programs, used to size queues before a run."""
 import numpy as np
-from extoll_vec.kernels.jit import analysis
 
 from extoll_vec.dtypes import OP_END, OP_ENDLOOP, OP_ISEND, OP_LOOP, OP_SEND
+from extoll_vec.kernels.jit import analysis
 
 
 @analysis

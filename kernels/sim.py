@@ -5,14 +5,13 @@ Within a member, time jumps from one pending event to the next (nothing can chan
 events); events of one cycle run in insertion order. Members never share state, so a member's
 results are bit-identical whether it runs alone or in any batch.
 """
-from extoll_vec.kernels.jit import entry, inner
-
 from extoll_vec.dtypes import (ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS, EV_ARB,
                                EV_CREDIT, EV_EJ_CREDIT, EV_GEN, EV_NIC_CREDIT,
                                EV_NIC_DRAIN, EV_NIC_RX, EV_NIC_TX, EV_RANK, P_DRAIN, P_MAX_CYCLES,
                                P_MEASURE, P_NO_PROGRESS, P_SYNTH, P_WARMUP)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.host import rank_step
+from extoll_vec.kernels.jit import entry, inner
 from extoll_vec.kernels.network import arbitrate, on_credit
 from extoll_vec.kernels.nic import next_gap, nic_drain, nic_rx, nic_tx, on_ej_credit, on_gen
 from extoll_vec.kernels.wheel import next_time, pending, pop_at, pull_far, release, schedule

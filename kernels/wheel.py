@@ -10,9 +10,8 @@ Shapes (E = event pool size, W = wheel size, a power of two): ev_t int64 [B, E];
 ev_k, ev_a, ev_b, ev_c, ev_next int32 [B, E]; wh_head, wh_tail int32 [B, W];
 heap int32 [B, E]; meta int64 [B, 4] = (free-list head, events in wheel, heap size, pool use).
 """
-from extoll_vec.kernels.jit import inner
-
 from extoll_vec.dtypes import ERR_POOL
+from extoll_vec.kernels.jit import inner
 
 M_FREE = 0
 M_WHEEL = 1
