@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from .dtypes import MAX_VCS
 from .errors import ConfigError
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
@@ -106,7 +107,7 @@ class NetworkConfig:
         for n in ("packet_header_bytes", "link_latency", "router_delay"):
             _check(getattr(self, n) >= 0, f"{pre}.{n}", "integer >= 0", getattr(self, n))
         _check(self.link_latency >= 1, f"{pre}.link_latency", "integer >= 1", self.link_latency)
-        _check(self.vcs <= 8, f"{pre}.vcs", "1..8", self.vcs)
+        _check(self.vcs <= MAX_VCS, f"{pre}.vcs", f"1..{MAX_VCS}", self.vcs)
         mx = self.max_packet_flits
         _check(self.buffer_flits >= mx, f"{pre}.buffer_flits",
                f">= {mx} (the largest packet, virtual cut-through)", self.buffer_flits)

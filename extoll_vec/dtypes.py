@@ -29,6 +29,9 @@ OP_NAMES = ("END", "SEND", "ISEND", "RECV", "IRECV", "WAITALL", "COMPUTE", "LOOP
 ANY_SOURCE = -1
 MAX_LOOP_DEPTH = 4
 MAX_MARKS = 8
+MAX_VCS = 8            # virtual channels per port; a router's VOQ bitmask holds one bit per
+                       # (input port, VC) at pi * MAX_VCS + vi (kernels/network.py)
+VC_SHIFT = 3           # log2(MAX_VCS)
 
 # ---- packet kinds ------------------------------------------------------------------------------
 PK_DATA = 0       # eager MPI data, VELO packet into the receiver's mailbox
@@ -53,7 +56,7 @@ PK_CLASS = (0, 0, 1, 2, 2, 0)
 
 # ---- event kinds (timing-wheel entries) ------------------------------------------------------
 EV_ARB = 1        # arbitrate an output port: a = router, b = port
-EV_CREDIT = 2     # link-level credits come back to an output: a = router, b = port*VCS + vc, c = flits
+EV_CREDIT = 2     # link credits back at an output: a = router, b = port*MAX_VCS + vc, c = flits
 EV_NIC_TX = 4     # try to inject from the NIC: a = node
 EV_NIC_RX = 5     # a packet tail reached the destination NIC: a = node, b = packet
 EV_NIC_CREDIT = 6 # injection-link credits back at the NIC: a = node, c = flits

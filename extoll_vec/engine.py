@@ -131,8 +131,8 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
     SQ = max(f.max_isends for f in figs) + 2 if NR else 1
     RD = max(f.max_irecvs for f in figs) + 2 if NR else 1
     NPK = R * P * V * buf + N * (FQ + EQ) + 1024
-    sizes = dict(B=len(configs), R=R, P=P, V=V, N=N, FQ=FQ, NW=max(rpn, 1), EQ=EQ,
-                 RQ=max(rpn, 1) * SQ, NR=NR,
+    sizes = dict(B=len(configs), R=R, P=P, V=V, MW=-(-P * D.MAX_VCS // 64), N=N, FQ=FQ,
+                 NW=max(rpn, 1), EQ=EQ, RQ=max(rpn, 1) * SQ, NR=NR,
                  MC=max(mailbox_capacity(c, f) for c, f in zip(configs, figs)), SQ=SQ, RD=RD,
                  UQ=max(f.inbound_messages for f in figs) + 2, GQ=RD,
                  CQ=3 * NR + 16,   # a credit packet, a request and a response per peer

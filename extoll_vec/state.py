@@ -1,7 +1,8 @@
 """Structure-of-arrays state of a batch, with documented shapes.
 
 Every array has the batch axis first. Sizes (static for a batch; dynamic contents only):
-B batch, E event pool, W wheel buckets, NPK packet pool, R routers, P ports, V VCs, N nodes,
+B batch, E event pool, W wheel buckets, NPK packet pool, R routers, P ports, V VCs,
+MW words of a VOQ bitmask (ceil(P * MAX_VCS / 64)), N nodes,
 FQ NIC FIFO slots, NW ranks per node, EQ ejection slots, RQ RMA queue,
 NR ranks, MC mailbox ring, SQ send slots, RD receive slots, UQ unexpected-message pool, GQ GET
 queue, CQ control queue, K flow-control fields per peer, KR flow-control fields per rank,
@@ -46,7 +47,7 @@ FIELDS = {
     "pk_meta": (I64, ("B", 2), 0),         # (free-list head, packets alive)
     # routers (kernels/network.py)
     "voq_head": (IDX, ("B", "R", "P", "V", "P"), -1), "voq_tail": (IDX, ("B", "R", "P", "V", "P"), -1),
-    "outq": (I32, ("B", "R", "P"), 0),
+    "outq": (I32, ("B", "R", "P"), 0), "voq_mask": (I64, ("B", "R", "P", "MW"), 0),
     "ib_cnt": (I32, ("B", "R", "P", "V"), 0), "ib_flits": (I32, ("B", "R", "P", "V"), 0),
     "cr": (I32, ("B", "R", "P", "V"), 0),
     "op_busy": (TIME, ("B", "R", "P"), 0), "op_rr": (I32, ("B", "R", "P"), 0),

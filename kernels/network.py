@@ -21,17 +21,21 @@ Model (one cycle = one flit on a link):
   one VC sequence and FIFO queues per output.
 - Events only where a packet may move: an arbitration that finds no winner reschedules itself
   at the earliest cycle a head becomes ready or its input free; a head short of credits is
-  served by the credit's arrival (on_credit); an output with packets left arbitrates again
-  when it frees.
+  served by the credit's arrival (credit_arrived, then arbitrate); an output with packets left
+  arbitrates again when it frees.
 
 Array shapes: voq_head/voq_tail int32 [B, R, P, V, P] (packet ids, -1: empty; packets chain
-through pk_next), outq int32 [B, R, P] (packets queued for each output), ib_cnt/ib_flits
-int32 [B, R, P, V] (input buffer occupancy), cr int32 [B, R, P, V] (credits of output p for
-the downstream VC buffer), op_busy/op_arbt/op_util int64 [B, R, P], op_rr int32 [B, R, P],
-ip_busy int64 [B, R, P].
+through pk_next), outq int32 [B, R, P] (packets queued for each output), voq_mask int64
+[B, R, P, MW] (per output, bit q = pi * MAX_VCS + vi set while queue (pi, vi) is not empty;
+MW = ceil(P * MAX_VCS / 64) words: arbitration visits only non-empty queues, and q decodes
+without a division), ib_cnt/ib_flits int32 [B, R, P, V] (input buffer occupancy), cr int32
+[B, R, P, V] (credits of output p for the downstream VC buffer), op_busy/op_arbt/op_util int64
+[B, R, P], op_rr int32 [B, R, P] (last winner q), ip_busy int64 [B, R, P].
 """
+from numba.cpython.unsafe.numbers import trailing_zeros   # LLVM cttz: the lowest set bit
+
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT, EV_NIC_RX,
-                               P_BUF_FLITS, P_LINK_LAT, P_ROUTER_DELAY)
+                               MAX_VCS, P_BUF_FLITS, P_LINK_LAT, P_ROUTER_DELAY, VC_SHIFT)
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.wheel import schedule
 
@@ -65,6 +69,8 @@ def router_accept(S, T, par, b, r, p, v, h, now):
         S.pk_next[b, tail] = h   # behind others for the same output: served in turn
     else:
         S.voq_head[b, r, p, v, out] = h
+        q = (p << VC_SHIFT) | v
+        S.voq_mask[b, r, out, q >> 6] |= 1 << (q & 63)
         # the head of its queue competes once it is ready and its input is free (which may be
         # later: the input may still be reading a packet that waited for its own output)
         request_arb(S, b, r, out, max(t, S.ip_busy[b, r, p]))
@@ -79,11 +85,12 @@ def request_arb(S, b, r, po, t):
 
 
 @inner
-def on_credit(S, T, par, b, r, idx, flits, now):
-    V = S.cr.shape[3]
-    po = idx // V
-    S.cr[b, r, po, idx % V] += flits
-    arbitrate(S, T, par, b, r, po, now)
+def credit_arrived(S, b, r, idx, flits):
+    """Link credits for VC buffer idx = port * MAX_VCS + vc (as arbitrate sends them) reach
+    router r; returns the output port, which the caller lets arbitrate at once."""
+    po = idx >> VC_SHIFT
+    S.cr[b, r, po, idx & (MAX_VCS - 1)] += flits
+    return po
 
 
 @inner
@@ -95,34 +102,42 @@ def arbitrate(S, T, par, b, r, po, now):
         return
     if S.outq[b, r, po] == 0:
         return
-    P = S.voq_head.shape[2]
-    V = S.voq_head.shape[3]
-    PV = P * V
+    PV = S.voq_head.shape[2] << VC_SHIFT
     start = S.op_rr[b, r, po]
-    pi = start // V
-    vi = start % V
     retry = -1
     win = -1
-    for k in range(PV):
-        # walk (pi, vi) round-robin from the last winner without divisions in the loop
-        vi += 1
-        if vi == V:
-            vi = 0
-            pi += 1
-            if pi == P:
-                pi = 0
-        h = S.voq_head[b, r, pi, vi, po]
-        if h < 0:
-            continue
-        t = max(S.pk_ready[b, h], S.ip_busy[b, r, pi])
-        if t > now:
-            if retry < 0 or t < retry:
-                retry = t
-            continue
-        if S.cr[b, r, po, S.pk_ovc[b, h]] < S.pk_flits[b, h]:
-            continue   # on_credit brings it back
-        win = pi * V + vi
-        break
+    h = pi = vi = -1
+    # candidates (input port, VC) = q = pi * MAX_VCS + vi in round-robin order from the last
+    # winner: q in (start, PV) first, then q in [0, start]; only non-empty queues (voq_mask)
+    for sweep in range(2):
+        lo = start + 1 if sweep == 0 else 0
+        hi = PV if sweep == 0 else start + 1
+        for w in range(lo >> 6, ((hi - 1) >> 6) + 1 if hi > lo else 0):
+            m = S.voq_mask[b, r, po, w]
+            base = w << 6
+            if lo > base:
+                m &= ~((1 << (lo - base)) - 1)
+            if hi < base + 64:
+                m &= (1 << (hi - base)) - 1
+            while m != 0:
+                q = base + trailing_zeros(m)
+                m &= m - 1
+                pi = q >> VC_SHIFT
+                vi = q & (MAX_VCS - 1)
+                h = S.voq_head[b, r, pi, vi, po]
+                t = max(S.pk_ready[b, h], S.ip_busy[b, r, pi])
+                if t > now:
+                    if retry < 0 or t < retry:
+                        retry = t
+                    continue
+                if S.cr[b, r, po, S.pk_ovc[b, h]] < S.pk_flits[b, h]:
+                    continue   # the credit's arrival brings it back
+                win = q
+                break
+            if win >= 0:
+                break
+        if win >= 0:
+            break
     if win < 0:
         if retry >= 0:
             request_arb(S, b, r, po, retry)
@@ -135,6 +150,7 @@ def arbitrate(S, T, par, b, r, po, now):
     S.voq_head[b, r, pi, vi, po] = nxt
     if nxt < 0:
         S.voq_tail[b, r, pi, vi, po] = -1
+        S.voq_mask[b, r, po, win >> 6] &= ~(1 << (win & 63))
     S.outq[b, r, po] -= 1
     S.ib_cnt[b, r, pi, vi] -= 1
     S.ib_flits[b, r, pi, vi] -= L
@@ -153,7 +169,8 @@ def arbitrate(S, T, par, b, r, po, now):
     if up_node >= 0:
         schedule(S, b, t_cr, EV_NIC_CREDIT, up_node, 0, L)
     else:
-        schedule(S, b, t_cr, EV_CREDIT, T.neighbor[r, pi], T.neighbor_port[r, pi] * V + vi, L)
+        up_vc = (T.neighbor_port[r, pi] << VC_SHIFT) | vi
+        schedule(S, b, t_cr, EV_CREDIT, T.neighbor[r, pi], up_vc, L)
     dn = T.terminal_node[r, po]
     if dn >= 0:
         schedule(S, b, now + lat + L - 1, EV_NIC_RX, dn, h, 0)

@@ -82,17 +82,18 @@ def nic_tx(S, T, par, b, n, now):
 
 
 @inner
-def nic_rx(S, T, par, b, n, h, now):
-    """The tail of packet h reached node n's NIC."""
+def nic_rx(S, par, b, n, h):
+    """The tail of packet h reached node n's NIC: it joins the ejection buffer, which the
+    caller then drains (nic_drain). Returns False on overflow (an error flag is set)."""
     EQ = S.ej_q.shape[2]
     L = S.pk_flits[b, h]
     if S.ej_cnt[b, n] >= EQ or S.ej_flits[b, n] + L > par[b, P_EJ_FLITS]:
         S.status[b] |= ERR_BUFFER_OVERFLOW
-        return
+        return False
     S.ej_q[b, n, (S.ej_head[b, n] + S.ej_cnt[b, n]) % EQ] = h
     S.ej_cnt[b, n] += 1
     S.ej_flits[b, n] += L
-    nic_drain(S, T, par, b, n, now)
+    return True
 
 
 @inner

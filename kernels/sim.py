@@ -12,7 +12,7 @@ from extoll_vec.dtypes import (ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS, EV
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.host import rank_step
 from extoll_vec.kernels.jit import entry, inner
-from extoll_vec.kernels.network import arbitrate, on_credit
+from extoll_vec.kernels.network import arbitrate, credit_arrived
 from extoll_vec.kernels.nic import next_gap, nic_drain, nic_rx, nic_tx, on_ej_credit, on_gen
 from extoll_vec.kernels.wheel import next_time, pending, pop_at, pull_far, release, schedule
 
@@ -38,32 +38,36 @@ def start(S, T, par, starts):
 
 @inner
 def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
+    # Every kernel is inlined into `advance`, and each call site is a full copy: the large
+    # handlers (arbitrate, nic_tx, nic_drain) have one call site each, which made the event
+    # loop about 5 % faster (interleaved runs of alltoall-256; a smaller loop body).
     # request_arb/request_tx suppress duplicate requests for one cycle; once that cycle's
     # event runs, a later request for the same cycle (a credit arriving after the failed
     # arbitration) must schedule a new one, or the output would sleep forever
-    if k == EV_ARB:
-        if S.op_arbt[b, a, bb] == now:
-            S.op_arbt[b, a, bb] = -1
-        arbitrate(S, T, par, b, a, bb, now)
-    elif k == EV_CREDIT:
-        on_credit(S, T, par, b, a, bb, c, now)
-    elif k == EV_NIC_TX:
-        if S.nic_txt[b, a] == now:
-            S.nic_txt[b, a] = -1
+    if k == EV_ARB or k == EV_CREDIT:
+        if k == EV_ARB:
+            po = bb
+            if S.op_arbt[b, a, po] == now:
+                S.op_arbt[b, a, po] = -1
+        else:
+            po = credit_arrived(S, b, a, bb, c)
+        arbitrate(S, T, par, b, a, po, now)
+    elif k == EV_NIC_TX or k == EV_NIC_CREDIT:
+        if k == EV_NIC_TX:
+            if S.nic_txt[b, a] == now:
+                S.nic_txt[b, a] = -1
+        else:
+            S.nic_cr[b, a] += c
         nic_tx(S, T, par, b, a, now)
-    elif k == EV_NIC_RX:
-        nic_rx(S, T, par, b, a, bb, now)
-    elif k == EV_NIC_CREDIT:
-        S.nic_cr[b, a] += c
-        nic_tx(S, T, par, b, a, now)
+    elif k == EV_NIC_RX or k == EV_NIC_DRAIN:
+        if k == EV_NIC_DRAIN or nic_rx(S, par, b, a, bb):
+            nic_drain(S, T, par, b, a, now)
     elif k == EV_RANK:
         rank_step(S, T, par, ops, b, a, now)
     elif k == EV_GEN:
         on_gen(S, T, par, b, a, now)
     elif k == EV_EJ_CREDIT:
         on_ej_credit(S, T, b, a, c, now)
-    elif k == EV_NIC_DRAIN:
-        nic_drain(S, T, par, b, a, now)
 
 
 @inner
