@@ -20,9 +20,10 @@ Model (one cycle = one flit on a link):
   come from the topology builder; in-order delivery between two nodes follows from one path,
   one VC sequence and FIFO queues per output.
 - Events only where a packet may move: an arbitration that finds no winner reschedules itself
-  at the earliest cycle a head becomes ready or its input free; a head short of credits is
-  served by the credit's arrival (credit_arrived, then arbitrate); an output with packets left
-  arbitrates again when it frees.
+  at the earliest cycle a head becomes ready or its input free (and not before the output
+  frees: an arbitration while the output is still sending would only reschedule itself); a
+  head short of credits is served by the credit's arrival (credit_arrived, then arbitrate);
+  an output with packets left arbitrates again when it frees.
 
 Array shapes: voq_head/voq_tail int32 [B, R, P, V, P] (packet ids, -1: empty; packets chain
 through pk_next), outq int32 [B, R, P] (packets queued for each output), voq_mask int64
@@ -78,7 +79,10 @@ def router_accept(S, T, par, b, r, p, v, h, now):
 
 @inner
 def request_arb(S, b, r, po, t):
-    """Ask output po to arbitrate at cycle t (once per cycle: later requests are duplicates)."""
+    """Ask output po to arbitrate at cycle t, or when it frees if it is still sending then
+    (once per cycle: later requests are duplicates)."""
+    if S.op_busy[b, r, po] > t:
+        t = S.op_busy[b, r, po]
     if S.op_arbt[b, r, po] != t:
         S.op_arbt[b, r, po] = t
         schedule(S, b, t, EV_ARB, r, po, 0)
