@@ -1,0 +1,65 @@
+"""Cost of the flow-control logic (issue 3): wall time of the alltoall-1024 run under static and
+dynamic credit-based flow control next to the reference run without flow control.
+
+    python benchmarks/bench_flow_control.py            # alltoall-1024, 64 and 16 slots/process
+    python benchmarks/bench_flow_control.py --quick    # alltoall-256 instead
+    python benchmarks/bench_flow_control.py --slots 64 32 16 8
+
+One process, one batch member per run, kernels loaded before timing. Two figures per run:
+- wall seconds against the reference run (the acceptance figure: at most +30 %);
+- wall nanoseconds per delivered packet against the reference's, which separates the cost of
+  the flow-control logic from the extra simulated work a small mailbox causes (stalls mean
+  more polling turns and control packets: a different, longer simulated run, not slower code).
+2 credit slots, piggybacking off, as in the paper's section 5.3 and 7 experiments. The machine
+is shared: run it on an otherwise idle machine and compare rows of one invocation only.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from extoll_vec.engine import Batch
+from extoll_vec.examples import get_example
+
+
+def run(cfg):
+    batch = Batch([cfg])
+    t0 = time.perf_counter()
+    batch.run()
+    wall = time.perf_counter() - t0
+    res = batch.results()
+    return wall, int(batch.S.delivered[0]), int(batch.S.events[0]), float(res["exec_time_us"][0])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="alltoall-256 instead of alltoall-1024")
+    ap.add_argument("--slots", type=int, nargs="+", default=[64, 16],
+                    help="mailbox slots per process of the flow-control runs")
+    args = ap.parse_args()
+    Batch([get_example("tiny")]).run()   # load or compile the kernels outside the timings
+    name = "alltoall-256" if args.quick else "alltoall-1024"
+    base = get_example(name)
+    n = base.n_ranks
+    rows = [("none", "-", base)]
+    for slots in args.slots:
+        for proto in ("static", "dynamic"):
+            rows.append((proto, slots, base.replace(**{
+                "protocol.name": proto, "protocol.credit_slots": 2,
+                "protocol.mailbox_slots": slots * n})))
+    print(f"{name}: {n} ranks, 2 KB messages, 2 credit slots", flush=True)
+    print(f"{'protocol':<9}{'slots':>6}{'wall s':>9}{'vs ref':>9}{'ns/packet':>11}{'vs ref':>9}"
+          f"{'packets':>13}{'events/pkt':>12}{'simulated us':>14}", flush=True)
+    ref = None
+    for proto, slots, cfg in rows:
+        wall, pkts, events, sim_us = run(cfg)
+        per = wall / pkts * 1e9
+        if ref is None:
+            ref = (wall, per)
+        print(f"{proto:<9}{slots:>6}{wall:>9.2f}{100 * (wall / ref[0] - 1):>+8.1f}%"
+              f"{per:>11.1f}{100 * (per / ref[1] - 1):>+8.1f}%{pkts:>13,}{events / pkts:>12.2f}"
+              f"{sim_us:>14,.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
