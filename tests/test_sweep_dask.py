@@ -239,3 +239,20 @@ def test_points_that_simulate_identically_are_computed_once(tmp_path, client2):
         assert v[0].tobytes() == v[1].tobytes() == v[2].tobytes() == direct[name].values[0].tobytes()
         assert v[4].tobytes() == direct[name].values[1].tobytes()
     assert ds.protocol_credit_slots.values.tolist() == [1, 2, 3, 1, 2, 3]
+
+
+def test_a_log_gets_progress_lines_while_a_long_batch_runs(client2):
+    """On a pipe the progress line comes every log_interval even when no batch finishes in
+    between (a batch of 1024-rank points runs for minutes)."""
+    import io
+
+    from distributed import as_completed
+
+    from extoll_vec.sweep.progress import Progress
+    from extoll_vec.sweep.runner import _completed
+
+    log = io.StringIO()
+    progress = Progress(1, stream=log, log_interval=0.2)
+    fut = client2.submit(time.sleep, 1.5, pure=False)
+    assert list(_completed(as_completed([fut]), progress)) == [fut]
+    assert log.getvalue().count("0/1 points") >= 3

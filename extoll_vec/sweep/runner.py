@@ -99,7 +99,7 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
             echo(f"compiled the kernels in {warm.result():.0f} s")
         progress.update(force=True)
         ac = as_completed([submit(b.points, -b.index) for b in plan])
-        for fut in ac:
+        for fut in _completed(ac, progress):
             if fut.status in ("lost", "pending"):
                 # it had finished on a worker that died before we fetched the result: the
                 # scheduler computes it again, wait for it once more
@@ -127,6 +127,18 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
         progress.close()
         result.seconds = time.perf_counter() - t0
     return result
+
+
+def _completed(ac, progress: Progress, poll: float = 0.2):
+    """The futures of `ac` as they finish (futures added meanwhile included), ticking
+    `progress` while none is ready: a batch of 1024-rank points runs for minutes, and a log
+    (a pipe, a CI job) should still get its line every 30 s to show the sweep is alive."""
+    while not ac.is_empty():
+        if ac.has_ready():
+            yield from ac.next_batch(block=False)
+        else:
+            progress.update()
+            time.sleep(poll)
 
 
 def equal_points(sweep: Sweep, todo) -> dict[int, list[int]]:
