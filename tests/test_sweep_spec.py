@@ -1,6 +1,7 @@
 """Sweep specs, cluster files and batch planning (no cluster, no simulation)."""
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -168,6 +169,25 @@ def test_dry_run_lists_points_batches_and_work(tmp_path, capsys):
         in out
     assert "batches (8 for 2 worker(s)" in out
     assert "work: 32 of 32 points to compute" in out and "packets" in out
+
+
+def test_dry_run_plans_equal_points_once(tmp_path, capsys):
+    """The reference protocol repeated along a window axis simulates identically: the dry run
+    plans and estimates it once, as the runner computes it."""
+    spec = write(tmp_path, """\
+        name: twins
+        base: {example: tiny}
+        axes:
+          protocol.name: [none, window]
+          protocol.window: [4, 8, 16]
+        derived:
+          protocol.mailbox_slots: "0 if protocol.name == 'none' else 64"
+        """)
+    assert main(["sweep", str(spec), "--dry-run", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "work: 6 of 6 points to compute (2 equal to others, computed once)" in out
+    planned = [int(m) for m in re.findall(r"points [0-9,-]+ \((\d+)\)", out)]
+    assert sum(planned) == 4
 
 
 def test_expressions_are_sandboxed():

@@ -81,7 +81,10 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
         print(f"  {i:>5} {mark} {sweep.describe(i) or 'the base config'}")
     if sweep.n_points > DRY_RUN_MAX_LINES:
         print(f"  ... and {sweep.n_points - DRY_RUN_MAX_LINES} more")
-    plan = plan_batches(sweep.configs, todo, workers, size, memory)
+    # the runner simulates points of equal effective config once: plan and estimate the same way
+    from .runner import equal_points
+    unique = sorted(equal_points(sweep, todo))
+    plan = plan_batches(sweep.configs, unique, workers, size, memory)
     print(f"batches ({len(plan)} for {workers} worker(s), at most {size} points and "
           f"{_mb(memory)} of state each):")
     for b in plan[:DRY_RUN_MAX_LINES]:
@@ -96,8 +99,9 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
     longest = max((b.seconds for b in plan), default=0.0)
     peak = max((b.state_bytes for b in plan), default=0)
     per_point = max((estimate(sweep.configs[i]).state_bytes for i in todo), default=0)
-    print(f"work: {len(todo)} of {sweep.n_points} points to compute, "
-          f"~{sum(b.packets for b in plan):,} packets, ~{_secs(total)} on one worker, "
+    same = len(todo) - len(unique)
+    print(f"work: {len(todo)} of {sweep.n_points} points to compute"
+          f"{f' ({same} equal to others, computed once)' if same else ''}, ~{sum(b.packets for b in plan):,} packets, ~{_secs(total)} on one worker, "
           f"~{_secs(max(total / workers, longest))} on {workers} (rough); state up to "
           f"{_mb(per_point)} per point, {_mb(peak)} per batch")
     print(f"cluster: {cluster.describe()}")
