@@ -100,8 +100,9 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
     peak = max((b.state_bytes for b in plan), default=0)
     per_point = max((estimate(sweep.configs[i]).state_bytes for i in todo), default=0)
     same = len(todo) - len(unique)
-    print(f"work: {len(todo)} of {sweep.n_points} points to compute"
-          f"{f' ({same} equal to others, computed once)' if same else ''}, ~{sum(b.packets for b in plan):,} packets, ~{_secs(total)} on one worker, "
+    twins = f" ({same} equal to others, computed once)" if same else ""
+    print(f"work: {len(todo)} of {sweep.n_points} points to compute{twins}, "
+          f"~{sum(b.packets for b in plan):,} packets, ~{_secs(total)} on one worker, "
           f"~{_secs(max(total / workers, longest))} on {workers} (rough); state up to "
           f"{_mb(per_point)} per point, {_mb(peak)} per batch")
     print(f"cluster: {cluster.describe()}")
