@@ -4,6 +4,13 @@
 
 Overhead is relative to the reference point (protocol none) of the same workload in the same
 store (extoll_common.overheads).
+
+Besides the overhead, Table 2 is read off the delayed sends, as the paper's own argument does
+("the break-even points in Figures 5 and 7", section 5.3): where no send waits for credits
+(break_even_slots), next to what the protocol's arithmetic predicts for the run's number of
+messages per pair (es.stall_free; predicted_stall_free per point of the static table). Eq. 5
+is that prediction's limit for many messages; a run of one timed alltoall after a warm-up
+samples only the counts two messages reach, so its break-even can be well below Eq. 5.
 """
 from __future__ import annotations
 
@@ -18,9 +25,10 @@ from .extoll_common import (case_labels, completed, delayed_pct, figure, overhea
 from .registry import Table, target
 
 STATIC_COLUMNS = ["case", "credit_slots", "slots_per_process", "overhead_pct", "delayed_pct",
-                  "reference_us", "time_us"]
+                  "reference_us", "time_us", "predicted_stall_free"]
 TABLE2_COLUMNS = ["credit_slots", "stabilizing_slots", "eq5_slots", "drop_slots",
-                  "eq37_drop_slots", "paper_slots", "case"]
+                  "eq37_drop_slots", "paper_slots", "case", "delayed_drop_slots",
+                  "break_even_slots", "predicted_break_even_slots", "dense_break_even_slots"]
 PIGGY_COLUMNS = ["slots_per_process", "overhead_pct", "overhead_pct_piggyback",
                  "credit_packets", "credit_packets_piggyback", "credit_packet_reduction_pct",
                  "piggybacked_packets"]
@@ -28,12 +36,34 @@ COMPONENT_COLUMNS = ["case", "protocol", "slots_per_process", "overhead_pct",
                      "computational_pct", "stall_pct", "control_packets"]
 
 
+def _messages(cfg) -> tuple[int, int, int] | None:
+    """(messages per pair, extra packets between them, packets per message) of an alltoall
+    run, for es.stall_free; None for other workloads. The warm-up alltoalls are followed by a
+    dissemination barrier whose one-packet messages reach some peers (extra = 1)."""
+    w = cfg.workload
+    if w.kind != "alltoall":
+        return None
+    return (w.warmup + w.iterations, 1 if w.warmup else 0,
+            es.velo_packets(w.message_bytes, cfg.mpi.header_bytes, cfg.mpi.velo_payload))
+
+
+def predicted_stall_free(cfg) -> bool | None:
+    """Whether no alltoall send should wait for credits (es.stall_free), None if not an
+    alltoall or the buffer is not a whole number of slots per process."""
+    m = _messages(cfg)
+    s = slots_per_process(cfg)
+    if m is None or s != int(s):
+        return None
+    return es.stall_free(int(s), cfg.protocol.credit_slots, m[0], m[1], m[2])
+
+
 def static_rows(ds) -> list[list]:
     labels = case_labels(ds)
     rows = []
     for p in overheads(ds):
         rows.append([labels[p.index], p.cfg.protocol.credit_slots, slots_per_process(p.cfg),
-                     p.overhead_pct, delayed_pct(ds, p.index), p.ref_us, p.time_us])
+                     p.overhead_pct, delayed_pct(ds, p.index), p.ref_us, p.time_us,
+                     predicted_stall_free(p.cfg)])
     order = {c: k for k, c in enumerate(dict.fromkeys(labels))}
     rows.sort(key=lambda r: (order[r[0]], r[1], r[2]))
     return rows
@@ -70,6 +100,23 @@ def extoll_static_overhead(ds, out_dir=None) -> Table:
     return table
 
 
+def _break_even(pts: list[tuple[float, bool]]) -> float:
+    """Smallest buffer of a curve [(slots, stall-free), ...] sorted by slots from which every
+    larger buffer of the curve is stall-free (nan: not even the largest)."""
+    k = len(pts)
+    while k > 0 and pts[k - 1][1]:
+        k -= 1
+    return float(pts[k][0]) if k < len(pts) else float("nan")
+
+
+def _largest_fall(pts: list[list]) -> float:
+    """The buffer right after the largest fall between two consecutive buffers of a curve."""
+    if len(pts) < 2:
+        return float("nan")
+    falls = [a[1] - b[1] for a, b in zip(pts, pts[1:])]
+    return float(pts[int(np.argmax(falls)) + 1][0])
+
+
 def _stabilizing(pts: list[list]) -> tuple[float, float]:
     """(stabilizing slots, drop slots) of one curve [(slots, overhead), ...] sorted by slots.
 
@@ -79,8 +126,7 @@ def _stabilizing(pts: list[list]) -> tuple[float, float]:
     Figure 6(b) by eye; this is that reading made explicit)."""
     s = np.array([p[0] for p in pts], float)
     o = np.array([p[1] for p in pts], float)
-    falls = o[:-1] - o[1:]
-    drop = float(s[int(np.argmax(falls)) + 1]) if len(o) > 1 else float("nan")
+    drop = _largest_fall(pts)
     tol = max(1.0, 0.1 * (o.max() - o.min()))
     ok = np.abs(o - o[-1]) <= tol
     k = len(o) - 1
@@ -99,17 +145,32 @@ def extoll_table2(ds, out_dir=None) -> Table:
     if not alltoall:
         raise ValueError("extoll_table2 needs alltoall points in the store")
     case = max({r[0] for r in alltoall}, key=lambda c: int(c.split("-")[-1]))
+    labels = case_labels(ds)
+    messages, extra, packets = _messages(next(p.cfg for p in overheads(ds)
+                                              if labels[p.index] == case))
     rows = []
     for c in sorted({r[1] for r in alltoall if r[0] == case}):
-        pts = sorted(([r[2], r[3]] for r in alltoall if r[0] == case and r[1] == c))
-        stab, drop = _stabilizing(pts)
+        curve = sorted(r for r in alltoall if r[0] == case and r[1] == c)
+        stab, drop = _stabilizing([[r[2], r[3]] for r in curve])
         paper = pv.TABLE2.get(c)
         rows.append([c, stab, es.stabilizing_slots(c), drop, es.overhead_drop_slots(c),
-                     paper[0] if paper else None, case])
+                     paper[0] if paper else None, case,
+                     _largest_fall([[r[2], r[4]] for r in curve]),
+                     _break_even([(r[2], r[4] == 0) for r in curve]),
+                     _break_even([(r[2], bool(r[7])) for r in curve]),
+                     es.break_even_slots(c, messages, extra, packets)])
     notes = [f"curves of {case}; stabilizing: smallest buffer from which the overhead stays "
              "within max(1 point, 10 % of the curve's range) of its value at the largest buffer",
              "eq5_slots: ((37 * (c + 1)) div c) + c; eq37_drop_slots: 37 + c (section 5.3); "
-             f"paper: {pv.TABLE2_WHERE} (1 credit slot: 'Unknown; >> 64 slots')"]
+             f"paper: {pv.TABLE2_WHERE} (1 credit slot: 'Unknown; >> 64 slots')",
+             "delayed_drop_slots: the largest fall of the % of delayed sends (the warm-up "
+             "alltoall, which starts with the whole quota, stops waiting at 37 + c)",
+             f"break_even_slots: smallest buffer from which no send waits at any larger buffer "
+             f"of the sweep; predicted_break_even_slots: the same reading of es.stall_free "
+             f"({messages} messages of {packets} packets per pair, {extra} barrier packet "
+             f"between them: credits return only at thresholds); dense_break_even_slots: "
+             f"es.break_even_slots over every buffer size. Eq. 5 is the limit of many "
+             f"messages per pair (the count below the threshold takes every value)"]
     table = Table(f"extoll_table2: stabilizing receive buffer, {case}", TABLE2_COLUMNS, rows,
                   notes)
     if out_dir is not None:
@@ -121,6 +182,9 @@ def extoll_table2(ds, out_dir=None) -> Table:
         ax.plot(c, [r[4] for r in rows], "v--", label="37 + credit slots")
         ax.plot(c, [r[5] if r[5] is not None else np.nan for r in rows], "D", markersize=10,
                 markerfacecolor="none", label="paper Table 2")
+        ax.plot(c, [r[8] for r in rows], "x-", label="simulated: no send waits")
+        ax.plot(c, [r[10] for r in rows], "+:", label=f"predicted: no send waits "
+                                                       f"({messages} messages per pair)")
         ax.set_xlabel("credit slots")
         ax.set_ylabel("receive buffer (slots per process)")
         ax.set_title(f"Table 2 ({case})")

@@ -270,3 +270,31 @@ def test_formula_modules_do_not_import_numba():
             "r.load_targets(); print('numba' in sys.modules, 'extoll_vec.engine' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_start_credits_is_the_quota_less_the_count_below_the_threshold():
+    # quota 20, 2 credit slots: threshold 7 (Figure 3); 37 packets retrieved -> 5 thresholds
+    # returned, 2 packets still counted: the sender starts its next message with 18
+    assert es.start_credits(20, 2, 37) == 18
+    assert es.start_credits(20, 2, 35) == 20
+
+
+def test_stall_free_samples_only_the_counts_a_run_reaches():
+    # 46 slots, 2 credit slots: quota 44, threshold 15; after one 37-packet message the count
+    # is 7 and the sender owns 37 (no wait), after the barrier's extra packet 8 (36: it waits)
+    assert es.stall_free(46, 2, 2) and not es.stall_free(46, 2, 2, extra=1)
+    # 56 slots: quota 54, threshold 19, 37 mod 19 = 18 = threshold - 1, Eq. 3's worst case
+    assert not es.stall_free(56, 2, 2)
+    assert es.stall_free(38, 1, 1) and not es.stall_free(37, 1, 1)  # the first message: 37 + c
+
+
+@pytest.mark.parametrize("c", [1, 2, 3, 4, 5])
+def test_break_even_grows_with_messages_to_eq4(c):
+    """More messages per pair reach more counts below the threshold: the break-even never
+    falls, and with enough of them it is Eq. 4's bound (Table 2), except for 1 credit slot
+    where quota 72 has threshold 37 = the message (every count a whole number of thresholds)."""
+    seen = [es.break_even_slots(c, m) for m in (1, 2, 3, 5, 10, 40, 80)]
+    assert seen == sorted(seen) and seen[0] == 37 + c
+    exact = es.stabilizing_slots(c, exact=True)
+    assert seen[-1] == (73 if c == 1 else exact)
+    assert es.break_even_slots(c, 80, extra=1) >= seen[-1]

@@ -56,10 +56,19 @@ def test_extoll_static_overhead_and_table2(out):
     a2a = [r for r in rows if r["case"] == "alltoall-64"]
     assert all(float(r["delayed_pct"]) > 50 for r in a2a if float(r["slots_per_process"]) < 36)
     assert all(float(r["delayed_pct"]) == 0 for r in a2a if float(r["slots_per_process"]) == 64)
+    # no send waits exactly where the static protocol's arithmetic says (thresholds of Eq. 1,
+    # 2 messages per pair, the barrier's packet between them): es.stall_free
+    assert {r["predicted_stall_free"] for r in a2a} == {"True", "False"}
+    for r in a2a:
+        assert (float(r["delayed_pct"]) == 0) == (r["predicted_stall_free"] == "True"), r
     t2 = run_target(out, "extoll_table2")     # from the same store
     assert [r["credit_slots"] for r in t2] == ["1", "2", "5"]
     assert set(t2[0]) >= {"credit_slots", "stabilizing_slots", "eq5_slots"}
     assert [int(r["eq5_slots"]) for r in t2] == [75, 57, 49]
+    # the warm-up alltoall stops waiting once the quota holds a message: 37 + c (first grid
+    # size at or above it), as the paper's Figure 6(b) drop
+    assert [float(r["delayed_drop_slots"]) for r in t2] == [38, 40, 42]
+    assert all(r["break_even_slots"] == r["predicted_break_even_slots"] for r in t2)
 
 
 def test_extoll_piggyback(out):

@@ -78,7 +78,7 @@ __all__ = [
     "threshold", "formula_a", "formula_b", "is_safe", "is_live", "max_outstanding_credit_packets",
     "valid_regions", "credit_quota", "credit_quotas",
     "velo_packets", "sender_steady_credits", "is_stable", "eq4_min_quota", "stabilizing_slots",
-    "overhead_drop_slots",
+    "overhead_drop_slots", "start_credits", "stall_free", "break_even_slots",
     "static_structures_bytes", "dynamic_structures_bytes", "static_memory_bytes",
     "dynamic_memory_bytes", "static_memory_mb", "dynamic_memory_mb",
 ]
@@ -340,6 +340,60 @@ def overhead_drop_slots(credit_slots: int,
     """
     _check_positive(credit_slots=credit_slots)
     return packets_per_message + credit_slots
+
+
+def start_credits(credit_quota: int, credit_slots: int, packets_before: int) -> int:
+    """Credits a sender owns when it starts a message to a receiver that has retrieved
+    ``packets_before`` credit-consuming packets from it so far and returned only whole
+    thresholds (Eq. 1): the quota less the count still short of the next threshold.
+
+    Eq. 3 takes the worst case of that count (threshold - 1). A workload that sends a fixed
+    number of messages to each receiver, like the alltoall, sees only the counts
+    ``packets_before mod threshold`` that its message sizes reach (``break_even_slots``).
+    """
+    return credit_quota - packets_before % threshold(credit_quota, credit_slots)
+
+
+def stall_free(slots_per_process: int, credit_slots: int, messages: int, extra: int = 0,
+               packets_per_message: int = PACKETS_PER_2KB_MESSAGE) -> bool:
+    """Whether a sender owns a whole message's credits at the start of each of ``messages``
+    consecutive messages to one receiver (quota = slots per process - credit slots), when
+    credits come back only at thresholds: no send of them waits for credits.
+
+    ``extra``: up to this many other credit-consuming packets between two messages (e.g. the
+    one-packet message a dissemination barrier sends to some peers after a warm-up alltoall).
+    Credits returned while a message is still being sent can only help, so a simulation may
+    find a send stall-free where this says it waits, never the reverse.
+    """
+    _check_positive(credit_slots=credit_slots, messages=messages,
+                    packets_per_message=packets_per_message)
+    q = slots_per_process - credit_slots
+    return q >= 1 and all(
+        start_credits(q, credit_slots, j * packets_per_message + (e if j else 0))
+        >= packets_per_message for j in range(messages) for e in range(extra + 1))
+
+
+def break_even_slots(credit_slots: int, messages: int, extra: int = 0,
+                     packets_per_message: int = PACKETS_PER_2KB_MESSAGE,
+                     limit: int = 1024) -> int:
+    """Smallest receive buffer from which every larger one is ``stall_free``: the "break-even
+    point" of Figures 5 and 7 for a run of ``messages`` messages per pair.
+
+    With ``messages`` large enough for the count to take every value below the threshold this
+    is Eq. 4's bound (section 5.3's steady flow, Table 2), or one slot below it where the
+    threshold equals the message (1 credit slot: 73, quota 72, threshold 37, against 74: every
+    count is then a whole number of thresholds). With few messages the stall-free
+    buffers need not be contiguous (the count after one 37-packet message can be threshold - 1,
+    e.g. quota 54 with 2 credit slots), so a run that samples a few buffer sizes may see no
+    stall from a smaller size on.
+    """
+    if not stall_free(limit, credit_slots, messages, extra, packets_per_message):
+        raise ValueError(f"no break-even below {limit} slots per process")
+    s = limit
+    while s > credit_slots + 1 and stall_free(s - 1, credit_slots, messages, extra,
+                                              packets_per_message):
+        s -= 1
+    return s
 
 
 # ---- section 7.5: memory consumption --------------------------------------------------------
