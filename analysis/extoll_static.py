@@ -137,7 +137,7 @@ def _stabilizing(pts: list[list]) -> tuple[float, float]:
 
 @target("extoll_table2", "EXTOLL Table 2: receive buffer at which the static overhead of the "
         "largest alltoall stabilizes, per credit slots, beside Eq. 5",
-        spec="extoll/static_overhead")
+        spec="extoll/table2")
 def extoll_table2(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows_all = static_rows(ds)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 import textwrap
 
 import pytest
@@ -278,3 +279,12 @@ def test_memory_estimate_matches_engine_allocation():
         real = nbytes(Batch([cfg]).S)
         est = estimate(cfg).state_bytes
         assert real <= est <= 1.1 * real, (cfg.protocol, real, est)
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[1] / "sweeps").rglob("*.yaml")),
+                         ids=lambda p: p.name)
+def test_every_shipped_spec_builds(path):
+    """Every spec in sweeps/ expands to valid configurations (a spec of a target that nobody
+    runs in the tests must not rot)."""
+    sweep = load_sweep(path)
+    assert sweep.n_points >= 1 and len(sweep.configs) == sweep.n_points
