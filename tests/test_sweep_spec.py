@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 import textwrap
+from pathlib import Path
 
 import pytest
 
