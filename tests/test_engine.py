@@ -9,6 +9,7 @@ from extoll_vec import dtypes as D
 from extoll_vec.config import MpiConfig, from_dict
 from extoll_vec.engine import RESULT_VARIABLES, Batch, run_batch, simulate
 from extoll_vec.errors import SimulationError
+from extoll_vec.examples import get_example
 from extoll_vec.workloads import ProgramBuilder
 
 ZERO_HOST = {"pio_ns": 0.0, "retrieve_ns": 0.0, "match_ns": 0.0, "credit_ns": 0.0,
@@ -165,3 +166,29 @@ def test_no_progress_watchdog_stops_the_run():
                      "limits": {"no_progress_us": 0.004}})
     with pytest.raises(SimulationError, match="no progress"):
         simulate([cfg])
+
+
+def test_kernel_calls_release_the_gil():
+    """A chunk of cycles may run for minutes: other threads (a Dask worker's heartbeat) must
+    keep running meanwhile. The main thread's 10 ms sleeps must not stall while a simulation
+    runs in another thread."""
+    import threading
+    import time
+
+    cfg = get_example("tiny").replace(**{"workload.iterations": 400,
+                                         "limits.chunk_cycles": 100_000_000})
+    Batch([cfg]).run()                       # compiled and warm before timing
+    batch = Batch([cfg])
+    worker = threading.Thread(target=batch.run)
+    gaps, t0 = [], time.perf_counter()
+    worker.start()
+    last = time.perf_counter()
+    while worker.is_alive():
+        time.sleep(0.01)
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+    worker.join()
+    busy = time.perf_counter() - t0
+    assert busy > 0.5, f"the run took {busy:.2f} s: too short to tell"
+    assert max(gaps) < 0.25 * busy, f"the main thread stalled {max(gaps):.2f} s of {busy:.2f} s"
