@@ -20,8 +20,8 @@ import numpy as np
 
 from ..protocols import extoll_static as es
 from . import paper_values as pv
-from .extoll_common import (case_labels, completed, delayed_pct, figure, overheads, rank_sum,
-                            slots_per_process, write_outputs)
+from .extoll_common import (case_labels, completed, configs, delayed_pct, figure, overheads,
+                            rank_sum, slots_per_process, write_outputs)
 from .registry import Table, target
 
 STATIC_COLUMNS = ["case", "credit_slots", "slots_per_process", "overhead_pct", "delayed_pct",
@@ -128,11 +128,7 @@ def _stabilizing(pts: list[list]) -> tuple[float, float]:
     o = np.array([p[1] for p in pts], float)
     drop = _largest_fall(pts)
     tol = max(1.0, 0.1 * (o.max() - o.min()))
-    ok = np.abs(o - o[-1]) <= tol
-    k = len(o) - 1
-    while k > 0 and ok[k - 1]:
-        k -= 1
-    return float(s[k]), drop
+    return _break_even(list(zip(s, np.abs(o - o[-1]) <= tol))), drop
 
 
 @target("extoll_table2", "EXTOLL Table 2: receive buffer at which the static overhead of the "
@@ -145,9 +141,7 @@ def extoll_table2(ds, out_dir=None) -> Table:
     if not alltoall:
         raise ValueError("extoll_table2 needs alltoall points in the store")
     case = max({r[0] for r in alltoall}, key=lambda c: int(c.split("-")[-1]))
-    labels = case_labels(ds)
-    messages, extra, packets = _messages(next(p.cfg for p in overheads(ds)
-                                              if labels[p.index] == case))
+    messages, extra, packets = _messages(configs(ds)[case_labels(ds).index(case)])
     rows = []
     for c in sorted({r[1] for r in alltoall if r[0] == case}):
         curve = sorted(r for r in alltoall if r[0] == case and r[1] == c)
