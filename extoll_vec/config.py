@@ -136,7 +136,8 @@ class HostConfig:
     retrieve_ns: float = 272.7    # poll, copy and release one mailbox slot
     match_ns: float = 518.13      # MPI matching / bookkeeping per message
     credit_ns: float = 27.27      # one flow-control credit operation: not fitted (no credits in
-                                  # the reference runs); one cycle, a counter update and compare
+                                  # the reference runs); one cycle. Unlike the other costs it is
+                                  # not rounded up to whole cycles (dtypes.CREDIT_FRAC_BITS)
     limic_ns: float = 3408.75     # LiMIC fixed cost per intra-node message
     limic_ns_per_kb: float = 845.37
     progress_packets: int = 64    # mailbox packets the MPI progress engine takes per MPI call

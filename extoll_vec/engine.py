@@ -35,7 +35,8 @@ def shape_key(cfg: RunConfig) -> tuple:
 
 
 def cycles(ns: float, cycle_ns: float) -> int:
-    """Host costs are given in ns; the kernels count whole cycles (rounded up)."""
+    """Host costs are given in ns; the kernels count whole cycles (rounded up). The credit
+    operation's cost is the exception, kept in fixed point (dtypes.CREDIT_FRAC_BITS)."""
     return int(math.ceil(ns / cycle_ns - 1e-9))
 
 
@@ -56,7 +57,7 @@ def _params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_PIO] = c(h.pio_ns)
     p[D.P_RETRIEVE] = c(h.retrieve_ns)
     p[D.P_MATCH] = c(h.match_ns)
-    p[D.P_CREDIT] = c(h.credit_ns)
+    p[D.P_CREDIT] = round(h.credit_ns / n.cycle_ns * (1 << D.CREDIT_FRAC_BITS))  # fixed point
     p[D.P_LIMIC] = c(h.limic_ns)
     p[D.P_LIMIC_PER_KB] = c(h.limic_ns_per_kb)
     p[D.P_LIMIC_ON] = int(m.limic)

@@ -89,6 +89,7 @@ FIELDS = {
     "fcr": (I32, ("B", "NR", "KR"), 0),         # per rank: kernels/fc_fields.py
     "st_ctrl": (CNT, ("B", "NR", N_CT), 0),     # control packets written, by type (CT_*)
     "st_fccpu": (TIME, ("B", "NR"), 0),         # CPU cycles spent on flow control
+    "rk_fcfrac": (I64, ("B", "NR"), 0),         # credit-operation time not yet a whole cycle
     "snap": (I32, ("B", "NSNAP", "NR"), -1),    # OP_SNAPSHOT: credits owned towards each peer
     "rk_snap": (I32, ("B", "NR"), 0),           # snapshots a rank has taken
     "rk_pass": (I32, ("B", "NR"), -1),          # progress pass before an MPI call (host.py)

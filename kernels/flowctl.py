@@ -2,7 +2,8 @@
 protocol. Adding a protocol adds a branch here and a module of its own; the network, NIC and
 host kernels stay as they are.
 
-Hooks (proto = par[b, P_PROTO], per batch member; costs are CPU cycles):
+Hooks (proto = par[b, P_PROTO], per batch member; costs are CPU time in fixed point, credit
+operations x par[P_CREDIT] in 1/2**CREDIT_FRAC_BITS cycles: host.fc_cycles turns them into cycles):
 - fc_init()                          state at cycle 0
 - may_send(r, dst)                   may rank r write one more data packet to dst now?
 - on_sent(r, dst)                    a data packet to dst was written

@@ -67,6 +67,24 @@ def test_static_figure_3_credit_flow():
     assert res["mailbox_max_slots"][0, 1] <= 20
 
 
+def test_credit_operations_cost_fractions_of_a_cycle():
+    """host.credit_ns is kept in fixed point, not rounded up to a whole 27 ns cycle: a quarter
+    cycle per operation costs each rank a quarter of what one cycle costs (up to the fraction
+    it still carries), and the default of one cycle costs exactly one cycle per operation."""
+    def cpu_cycles(credit_ns):
+        d = two_ranks({"name": "static", "mailbox_slots": 44, "credit_slots": 2})
+        d["host"] = {"credit_ns": credit_ns}
+        cfg = from_dict(d)
+        res = run_batch([cfg], programs=[one_message(40, busy_ns=5000).build("one message")])
+        return res["flow_control_cpu_us"][0] * 1000.0 / cfg.network.cycle_ns
+    cyc = from_dict(two_ranks({"name": "none"})).network.cycle_ns
+    free, whole, quarter = cpu_cycles(0.0), cpu_cycles(cyc), cpu_cycles(cyc / 4)
+    ops = whole - free                   # one cycle per operation: the operations per rank
+    assert ops[0] >= 40 and ops[1] >= 40  # a packet sent / retrieved is at least one each
+    np.testing.assert_allclose(ops, np.round(ops), atol=1e-6)
+    assert np.all(np.abs((quarter - free) - ops / 4) <= 1.0 + 1e-6)
+
+
 def test_static_without_shortage_sends_no_credit_early():
     cfg = from_dict(two_ranks({"name": "static", "mailbox_slots": 44, "credit_slots": 2}))
     res = run_batch([cfg], programs=[one_message(6).build("6 packets")])
