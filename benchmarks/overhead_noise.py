@@ -1,0 +1,57 @@
+"""How much of an overhead figure is noise? (issue 3, reading the EXTOLL reproductions.)
+
+    python benchmarks/overhead_noise.py            # alltoall-256 (4x4 mesh), about 30 s
+    python benchmarks/overhead_noise.py --full     # alltoall-1024 (4x4x4), about 8 minutes
+
+Every overhead of the EXTOLL targets is one simulated run against one reference run. The
+1024-rank alltoall reference is congestion bound (its busiest link 40 % busy, 3-4x the link
+bound; see reference_minimum.py), and a congested network answers any change of timing with
+a different order of packets at the routers. This measures that sensitivity directly: the
+reference (protocol none) rerun with the MPI matching cost moved by 1, 2, ..., 7 network cycles
+(host costs are counted in whole cycles of 27.27 ns; one cycle is 5 % of the 518 ns matching
+cost and adds 0.1 % to a rank's CPU time in the alltoall: nothing a real measurement could
+resolve, and nothing that changes the work). The
+spread of those times is the noise floor of a single-run overhead: differences between two
+configurations smaller than it say nothing about flow control. Measured with IMB's two
+statistics: t_max (first rank's start to the last rank's end, what the targets report) and
+t_avg (each rank's own start-to-end time, averaged over ranks). Simulated times are
+deterministic: the figures do not depend on the machine's load.
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from extoll_vec.engine import simulate
+from extoll_vec.examples import get_example
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="alltoall-1024 instead of alltoall-256")
+    ap.add_argument("--steps", type=int, default=7, help="perturbed reruns (1 cycle apart)")
+    args = ap.parse_args()
+    base = get_example("alltoall-1024" if args.full else "alltoall-256")
+    base = base.replace(**{"workload.warmup": 1})      # as the targets time it
+    m0 = base.host.match_ns
+    cyc = base.network.cycle_ns
+    cfgs = [base.replace(**{"host.match_ns": round(m0 + d * cyc, 6)})
+            for d in range(args.steps + 1)]
+    ds = simulate(cfgs)
+    marks = ds.mark_time_us.values                     # [point, rank, mark]
+    t_max = np.nanmax(marks[:, :, 1], axis=1) - np.nanmin(marks[:, :, 0], axis=1)
+    t_avg = np.nanmean(marks[:, :, 1] - marks[:, :, 0], axis=1)
+    print(f"{base.workload.kind} {base.n_ranks} ranks, protocol none; match_ns {m0} + d cycles")
+    print(f"{'d':>5}{'t_max us':>12}{'vs d=0':>9}{'t_avg us':>12}{'vs d=0':>9}")
+    for d in range(len(cfgs)):
+        print(f"{d:>5}{t_max[d]:>12,.0f}{100 * (t_max[d] / t_max[0] - 1):>+8.1f}%"
+              f"{t_avg[d]:>12,.0f}{100 * (t_avg[d] / t_avg[0] - 1):>+8.1f}%")
+    for name, t in (("t_max", t_max), ("t_avg", t_avg)):
+        rel = 100 * (t / t.mean() - 1)
+        print(f"{name}: spread {rel.min():+.1f} .. {rel.max():+.1f} % of the mean, "
+              f"standard deviation {rel.std(ddof=1):.1f} %")
+
+
+if __name__ == "__main__":
+    main()
