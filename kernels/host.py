@@ -24,13 +24,14 @@ LiMIC (same node) = no packet, the receiver pays a copy cost when it matches.
 Matching is MPI's: a receive takes the oldest unmatched message of its source (one FIFO per
 source); ANY_SOURCE takes the oldest over all sources (by arrival sequence number).
 """
-from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_PROGRAM, ERR_QUEUE, EV_NIC_DRAIN,
-                               EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, OP_COMPUTE, OP_END, OP_ENDLOOP,
-                               OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV, OP_SEND, OP_SNAPSHOT,
-                               OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON, P_LIMIC_PER_KB, P_MATCH,
-                               P_MPI_HDR, P_PIGGY, P_PIO, P_PROGRESS, P_RETRIEVE, P_VELO_PAYLOAD,
-                               PIGGYBACK_BYTES, PK_CTRL, PK_DATA, PK_RMA_GET, PK_RNDV, W_CREDIT,
-                               W_DONE, W_NIC, W_NONE, W_RECV, W_SEND, W_WAITALL)
+from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_PROGRAM, ERR_QUEUE,
+                               EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, OP_COMPUTE,
+                               OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV,
+                               OP_SEND, OP_SNAPSHOT, OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON,
+                               P_LIMIC_PER_KB, P_MATCH, P_MPI_HDR, P_PIGGY, P_PIO, P_PROGRESS,
+                               P_RETRIEVE, P_VELO_PAYLOAD, PIGGYBACK_BYTES, PK_CTRL, PK_DATA,
+                               PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
+                               W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.common import flits_of, nic_block_rank, nic_full, nic_push, pk_new, wake_rank
 from extoll_vec.kernels.fc_fields import CQ_TYPE, F_OWNED
