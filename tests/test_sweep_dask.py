@@ -34,11 +34,14 @@ SPEC = {
     "repeat": 2,
 }
 # slower points (about 0.2 s each) so that a kill or an interrupt lands mid-sweep
+# About 2 s a point: after the first point is stored, the other seven keep two workers busy for
+# several seconds, long enough for an interrupt to land mid-sweep (with 0.3 s points a fresh
+# clone once finished all eight before the SIGINT arrived).
 SLOW = {
     "name": "slow",
     "base": {"example": "tiny", "protocol": {"mailbox_slots": 512}},
     "axes": {"protocol.name": ["backpressure", "window"],
-             "workload.iterations": [60, 70, 80, 90]},
+             "workload.iterations": [300, 350, 400, 450]},
 }
 
 
