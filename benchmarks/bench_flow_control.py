@@ -70,5 +70,6 @@ def main() -> None:
               f"{_vs(per_pkt, ref[1])}{per_ev:>10.1f}{_vs(per_ev, ref[2])}{pkts:>13,}"
               f"{events / pkts:>12.2f}{sim_us:>14,.0f}", flush=True)
 
+
 if __name__ == "__main__":
     main()
