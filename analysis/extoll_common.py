@@ -5,7 +5,8 @@
   the last rank's mark 1, divided by the iterations).
 - ``overheads``: every flow-control point with its reference, the point of the same store whose
   configuration differs only in the protocol (protocol none, the paper's "very large receive
-  buffers and no flow control"); overhead = measured / reference - 1.
+  buffers and no flow control"); overhead = measured / reference - 1. Points that differ only in
+  the seed are replicates (a start skew makes them differ): times are averaged over them first.
 - ``slots_per_process``: the paper's x axis, mailbox slots / processes.
 - figures: ``figure`` (Agg, no pyplot) and ``write_outputs`` (NAME.csv + NAME.png).
 """
@@ -57,31 +58,61 @@ def slots_per_process(cfg: RunConfig) -> float:
 
 
 def _reference_key(cfg: RunConfig) -> str:
-    return dataclasses.replace(cfg, protocol=ProtocolConfig()).to_json()
+    return dataclasses.replace(cfg, protocol=ProtocolConfig(), seed=0).to_json()
+
+
+def _replicate_key(cfg: RunConfig) -> str:
+    return dataclasses.replace(cfg, seed=0).to_json()
 
 
 @dataclasses.dataclass
 class Point:
-    """One flow-control point with its reference."""
-    index: int                 # position among the completed points
-    cfg: RunConfig
+    """One flow-control point with its reference. Points that differ only in the seed are
+    replicates (workload.start_skew_ns; a sweep's `repeat`): time_us and ref_us are their means,
+    so the overhead is mean / mean - 1, as the paper's averages over repetitions are."""
+    indices: tuple[int, ...]   # positions among the completed points, one per replicate
+    cfg: RunConfig             # the first replicate's
     time_us: float
     ref_us: float
+    ref_reps: int = 1          # reference replicates averaged in ref_us
+
+    @property
+    def index(self) -> int:
+        """The first replicate's position (for figures read off one run)."""
+        return self.indices[0]
+
+    @property
+    def reps(self) -> int:
+        return len(self.indices)
 
     @property
     def overhead_pct(self) -> float:
         return 100.0 * (self.time_us / self.ref_us - 1.0)
 
+    def mean(self, per_point) -> float:
+        """Mean of per_point(i) over the replicates."""
+        return float(np.mean([per_point(i) for i in self.indices]))
+
 
 def overheads(ds) -> list[Point]:
-    """Every completed flow-control point that has a completed reference point."""
+    """Every completed flow-control point (replicates merged) that has a completed reference;
+    in the order of the first replicates."""
     cfgs = configs(ds)
     times = [measured_us(ds, i, c) for i, c in enumerate(cfgs)]
-    refs = {_reference_key(c): t for c, t in zip(cfgs, times) if c.protocol.name == "none"}
+    reps: dict[str, list[int]] = {}
+    for i, c in enumerate(cfgs):
+        reps.setdefault(_replicate_key(c), []).append(i)
+    refs: dict[str, list[float]] = {}
+    for c, t in zip(cfgs, times):
+        if c.protocol.name == "none":
+            refs.setdefault(_reference_key(c), []).append(t)
     out = []
-    for i, (c, t) in enumerate(zip(cfgs, times)):
-        if c.protocol.name != "none" and _reference_key(c) in refs:
-            out.append(Point(i, c, t, refs[_reference_key(c)]))
+    for idx in reps.values():
+        c = cfgs[idx[0]]
+        ref = refs.get(_reference_key(c))
+        if c.protocol.name != "none" and ref:
+            out.append(Point(tuple(idx), c, float(np.mean([times[i] for i in idx])),
+                             float(np.mean(ref)), len(ref)))
     return out
 
 

@@ -13,7 +13,7 @@ from .extoll_common import (case_labels, completed, configs, delayed_pct, figure
 from .registry import Table, target
 
 PATTERN_COLUMNS = ["pattern", "protocol", "slots_per_process", "overhead_pct", "delayed_pct",
-                   "reference_us"]
+                   "reference_us", "replicates"]
 LIMIC_COLUMNS = ["group_size", "same_node_pct", "protocol", "slots_per_process", "overhead_pct"]
 EVOLUTION_COLUMNS = ["alltoall", "phase", "phase_ranks", "group", "min_credits",
                      "median_credits", "max_credits"]
@@ -44,7 +44,8 @@ def extoll_patterns(ds, out_dir=None) -> Table:
     ds = completed(ds)
     labels = case_labels(ds)
     rows = sorted(([labels[p.index], p.cfg.protocol.name, slots_per_process(p.cfg),
-                    p.overhead_pct, delayed_pct(ds, p.index), p.ref_us] for p in overheads(ds)),
+                    p.overhead_pct, p.mean(lambda i: delayed_pct(ds, i)), p.ref_us, p.reps]
+                   for p in overheads(ds)),
                   key=lambda r: (labels.index(r[0]), r[1], r[2]))
     need = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, 3)
     notes = []

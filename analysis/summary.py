@@ -43,7 +43,7 @@ def summary(ds) -> Table:
                         for j, c in enumerate(cfgs)])
     overhead = np.full(len(cfgs), np.nan)
     for p in overheads(ds):
-        overhead[p.index] = p.overhead_pct
+        overhead[list(p.indices)] = p.overhead_pct   # replicates: the overhead of their means
     cols = {
         "time_us": time_us,
         "overhead_pct": overhead,

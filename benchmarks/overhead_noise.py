@@ -2,6 +2,8 @@
 
     python benchmarks/overhead_noise.py            # alltoall-256 (4x4 mesh), about 30 s
     python benchmarks/overhead_noise.py --full     # alltoall-1024 (4x4x4), about 8 minutes
+    python benchmarks/overhead_noise.py --skew 2000   # replicates instead: seeds 0..7, ranks
+                                                      # starting up to 2 us apart
 
 Every overhead of the EXTOLL targets is one simulated run against one reference run. The
 1024-rank alltoall reference is congestion bound (its busiest link 40 % busy, 3-4x the link
@@ -16,6 +18,11 @@ about flow control. Measured with IMB's two
 statistics: t_max (first rank's start to the last rank's end, what the targets report) and
 t_avg (each rank's own start-to-end time, averaged over ranks). Simulated times are
 deterministic: the figures do not depend on the machine's load.
+
+With --skew NS the reruns are replicates as the targets average them: seeds 0, 1, ... with
+workload.start_skew_ns = NS (each rank starts up to NS late, drawn from the seed). Their
+spread is the noise of one replicate; divided by sqrt(n) it is the standard error of the mean
+of n replicates, what a sweep with `repeat: {count: n}` reports.
 """
 from __future__ import annotations
 
@@ -32,26 +39,36 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="alltoall-1024 instead of alltoall-256")
     ap.add_argument("--steps", type=int, default=7, help="perturbed reruns (1 cycle apart)")
+    ap.add_argument("--skew", type=int, default=0,
+                    help="replicates by seed with this start skew (ns) instead of cost steps")
     args = ap.parse_args()
     base = get_example("alltoall-1024" if args.full else "alltoall-256")
     base = base.replace(**{"workload.warmup": 1})      # as the targets time it
     m0 = base.host.match_ns
     cyc = base.network.cycle_ns
-    cfgs = [base.replace(**{"host.match_ns": round(m0 + d * cyc, 6)})
-            for d in range(args.steps + 1)]
+    if args.skew:
+        cfgs = [base.replace(**{"workload.start_skew_ns": args.skew, "seed": d})
+                for d in range(args.steps + 1)]
+        what = f"seed d, start skew {args.skew} ns"
+    else:
+        cfgs = [base.replace(**{"host.match_ns": round(m0 + d * cyc, 6)})
+                for d in range(args.steps + 1)]
+        what = f"match_ns {m0} + d cycles"
     ds = simulate(cfgs)
     t_max = np.array([measured_us(ds, i, c) for i, c in enumerate(cfgs)])   # the targets' figure
     marks = ds.mark_time_us.values                     # [point, rank, mark]
     t_avg = np.nanmean(marks[:, :, 1] - marks[:, :, 0], axis=1)
-    print(f"{base.workload.kind} {base.n_ranks} ranks, protocol none; match_ns {m0} + d cycles")
+    print(f"{base.workload.kind} {base.n_ranks} ranks, protocol none; {what}")
     print(f"{'d':>5}{'t_max us':>12}{'vs d=0':>9}{'t_avg us':>12}{'vs d=0':>9}")
     for d in range(len(cfgs)):
         print(f"{d:>5}{t_max[d]:>12,.0f}{100 * (t_max[d] / t_max[0] - 1):>+8.1f}%"
               f"{t_avg[d]:>12,.0f}{100 * (t_avg[d] / t_avg[0] - 1):>+8.1f}%")
     for name, t in (("t_max", t_max), ("t_avg", t_avg)):
         rel = 100 * (t / t.mean() - 1)
+        sd = rel.std(ddof=1)
         print(f"{name}: spread {rel.min():+.1f} .. {rel.max():+.1f} % of the mean, "
-              f"standard deviation {rel.std(ddof=1):.1f} %")
+              f"standard deviation {sd:.1f} % (of a mean of 4 / 8 runs: {sd / 2:.1f} / "
+              f"{sd / 8 ** 0.5:.1f} %)")
 
 
 if __name__ == "__main__":

@@ -217,7 +217,10 @@ class WorkloadConfig:
     Intel MPI Benchmark `benchmark` over all ranks, `message_bytes` x `iterations`.
     `warmup` iterations run first, untimed and followed by a barrier of all ranks (IMB's warm-up;
     the paper averages many repetitions, which hides that the dynamic protocol starts every
-    sender at its static slots). permutation/uniform: network-only Bernoulli traffic at
+    sender at its static slots). `start_skew_ns` > 0 delays each rank's start by a whole number
+    of ns drawn uniformly from 0..start_skew_ns by `seed` (ranks leave MPI_Init or a barrier at
+    different times): runs that differ only in the seed are then replicates of one
+    measurement, as the paper's averages over 150 repetitions are (0: all start at cycle 0). permutation/uniform: network-only Bernoulli traffic at
     `injection_rate` flits per node per cycle."""
     kind: str = "alltoall"
     ranks: int = 1024
@@ -236,6 +239,7 @@ class WorkloadConfig:
     benchmark: str = "PingPong"
     phases: tuple[int, ...] = ()
     warmup: int = 0              # untimed iterations first (multi_pingpong, alltoall, imb)
+    start_skew_ns: int = 0       # each rank starts up to this late, drawn from `seed`
 
     def validate(self, pre: str = "workload") -> None:
         _check(self.kind in WORKLOADS, f"{pre}.kind", " | ".join(WORKLOADS), self.kind)
@@ -243,6 +247,8 @@ class WorkloadConfig:
         _check(self.message_bytes >= 0, f"{pre}.message_bytes", "bytes >= 0", self.message_bytes)
         _check(self.iterations >= 1, f"{pre}.iterations", "integer >= 1", self.iterations)
         _check(self.warmup >= 0, f"{pre}.warmup", "integer >= 0", self.warmup)
+        _check(0 <= self.start_skew_ns <= 10**9, f"{pre}.start_skew_ns", "ns 0..10**9",
+               self.start_skew_ns)
         _check(self.pairs >= 1, f"{pre}.pairs", "integer >= 1", self.pairs)
         _check(self.hops >= 1, f"{pre}.hops", "integer >= 1", self.hops)
         _check(self.groups >= 1, f"{pre}.groups", "integer >= 1", self.groups)

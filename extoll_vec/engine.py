@@ -19,7 +19,7 @@ from .protocols.audit import quiescent_problems
 from .protocols.extoll_static import layout as mailbox_layout
 from .state import Topo, allocate
 from .topology import build as build_topology
-from .workloads import build_program, snapshot_counts
+from .workloads import build_program, skewed, snapshot_counts
 from extoll_vec.kernels import host, progstats, sim
 from extoll_vec.kernels.fc_fields import RANK_FIELDS, fields_needed
 
@@ -173,6 +173,7 @@ class Batch:
         programs = list(programs) if programs is not None else [build_program(c) for c in configs]
         if len(programs) != B:
             raise ValueError("one Program per config")
+        programs = [skewed(p, c) for p, c in zip(programs, configs)]
         rows = max(max(len(p.ops) for p in programs), 1)
         self.ops = np.zeros((B, rows, 4), np.int32)
         self.starts = np.zeros((B, max(NR, 1)), np.int32)[:, :NR]

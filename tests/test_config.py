@@ -67,6 +67,8 @@ MALFORMED = [
     ("pairs-above-ranks-per-node",
      with_changes(workload={"kind": "multi_pingpong", "pairs": 5}), "workload.pairs"),
     ("ranks-per-node-mismatch", with_changes(mpi={"ranks_per_node": 2}), "mpi.ranks_per_node"),
+    ("negative-start-skew", with_changes(workload={"start_skew_ns": -5}),
+     "workload.start_skew_ns"),
 ]
 
 

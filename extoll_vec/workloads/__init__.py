@@ -6,6 +6,7 @@
     imb_program(n, benchmark, bytes, it)   Intel MPI Benchmarks (7.4; algorithms in mpi_coll)
     barrier_rows(ranks)                    dissemination barrier rows to splice into programs
     synthetic_destinations(kind, n, seed)  per-node destinations for network-only traffic
+    skewed(prog, cfg)                      prog with the config's start skew (each rank starts late)
     ProgramBuilder                         write programs by hand (send/recv/loop/...)
     check_balanced(prog), max_outstanding(prog), validate_program(prog)   static analysis
 """
@@ -13,16 +14,17 @@ from .collectives import barrier_rounds, barrier_rows
 from .imb import IMB_BENCHMARKS, imb_program
 from .multiphase import multiphase, paper_phases, phase_mark
 from .patterns import (MARK_DONE, MARK_START, alltoall_groups, alltoall_rows, build_program,
-                       multi_pingpong, snapshot_count, synthetic_destinations)
+                       multi_pingpong, skewed, snapshot_count, start_delays_ns,
+                       synthetic_destinations)
 from .program import (Program, ProgramBuilder, assemble, assemble_blocks, check_balanced, empty_program,
                       make_program, max_outstanding, message_counts, snapshot_counts,
-                      validate_program)
+                      validate_program, with_start_delays)
 
 __all__ = [
     "IMB_BENCHMARKS", "MARK_DONE", "MARK_START", "Program", "ProgramBuilder", "alltoall_groups",
     "alltoall_rows", "assemble", "assemble_blocks",
     "barrier_rounds", "barrier_rows", "build_program", "check_balanced", "empty_program",
     "imb_program", "make_program", "max_outstanding", "message_counts", "multi_pingpong",
-    "multiphase", "paper_phases", "phase_mark", "snapshot_count", "snapshot_counts",
-    "synthetic_destinations", "validate_program",
+    "multiphase", "paper_phases", "phase_mark", "skewed", "snapshot_count", "snapshot_counts",
+    "start_delays_ns", "synthetic_destinations", "validate_program", "with_start_delays",
 ]

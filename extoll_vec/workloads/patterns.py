@@ -9,7 +9,8 @@ from ..config import RunConfig
 from ..dtypes import OP_ENDLOOP, OP_LOOP, OP_MARK, OP_RECV, OP_SEND
 from ..errors import ConfigError
 from .collectives import barrier_rows
-from .program import I32_MAX, Program, ProgramBuilder, assemble_blocks, empty_program
+from .program import (I32_MAX, Program, ProgramBuilder, assemble_blocks, empty_program,
+                      with_start_delays)
 
 # Phase marks written by the generators (marks[rank, index]).
 MARK_START = 0   # the rank starts its workload
@@ -155,6 +156,23 @@ def synthetic_destinations(kind: str, n_nodes: int, seed: int) -> np.ndarray:
         p = rng.permutation(n)
         if not np.any(p == idx):
             return p.astype(np.int32)
+
+
+def start_delays_ns(n_ranks: int, skew_ns: int, seed: int) -> np.ndarray:
+    """When each rank starts (workload.start_skew_ns), int64 [n_ranks] ns, uniform in
+    0..skew_ns, from numpy.random.Generator(PCG64([seed, 1])): a stream of its own (stream 0,
+    PCG64(seed), draws the synthetic permutations), fixed by the seed alone, so a point
+    starts alike in any batch, on any worker."""
+    rng = np.random.Generator(np.random.PCG64([int(seed), 1]))
+    return rng.integers(0, int(skew_ns), size=int(n_ranks), endpoint=True)
+
+
+def skewed(prog: Program, cfg: RunConfig) -> Program:
+    """prog with cfg's start skew applied (workload.start_skew_ns; 0: prog itself)."""
+    if cfg.workload.start_skew_ns == 0 or prog.n_ranks == 0:
+        return prog
+    return with_start_delays(prog, start_delays_ns(prog.n_ranks, cfg.workload.start_skew_ns,
+                                                   cfg.seed))
 
 
 def snapshot_count(cfg: RunConfig) -> int:

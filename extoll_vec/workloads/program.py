@@ -96,6 +96,30 @@ def _to_int32(arr, what: str) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int32)
 
 
+def with_start_delays(prog: Program, delays_ns: np.ndarray) -> Program:
+    """prog with every rank's program preceded by OP_COMPUTE of delays_ns[rank] ns (the rank
+    starts that late). Rows are copied rank by rank, so ranks that shared rows get their own."""
+    n = prog.n_ranks
+    delays = _to_int32(delays_ns, "start delays")
+    if delays.shape != (n,) or (n and delays.min() < 0):
+        raise ValueError(f"start delays: {n} values >= 0 required, got shape {delays.shape}")
+    start = prog.start.astype(np.int64)
+    ends = np.flatnonzero(prog.ops[:, 0] == OP_END)
+    length = ends[np.searchsorted(ends, start)] - start + 1       # each rank's rows, OP_END too
+    new_start = np.cumsum(length + 1) - (length + 1)
+    if n and int(new_start[-1] + length[-1] + 1) > I32_MAX:
+        raise ValueError("program with start delays has more rows than int32 can index")
+    ops = np.zeros((int((length + 1).sum()), 4), np.int32)
+    copied = np.ones(len(ops), bool)
+    copied[new_start] = False
+    dst = np.flatnonzero(copied)
+    ops[dst] = prog.ops[dst + np.repeat(start - new_start - 1, length)]
+    ops[new_start, 0] = OP_COMPUTE
+    ops[new_start, 1] = delays
+    return Program(ops, new_start.astype(np.int32), prog.max_irecvs, prog.max_isends,
+                   prog.description)
+
+
 def make_program(ops: np.ndarray, start: np.ndarray, description: str = "") -> Program:
     """Validate raw arrays and wrap them in a Program with max_irecvs/max_isends filled in."""
     ops = _to_int32(ops, "ops")

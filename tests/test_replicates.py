@@ -1,0 +1,79 @@
+"""Replicates: a start skew drawn from the seed (workload.start_skew_ns) makes runs that differ
+only in the seed independent samples of one measurement, and the EXTOLL targets average them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from extoll_vec.analysis.extoll_common import measured_us, overheads
+from extoll_vec.dtypes import OP_COMPUTE
+from extoll_vec.engine import cycles, simulate
+from extoll_vec.examples import get_example
+from extoll_vec.workloads import build_program, skewed, start_delays_ns, with_start_delays
+
+
+def _tiny(**changes):
+    cfg = get_example("tiny").replace(**{"workload.warmup": 1})
+    return cfg.replace(**changes)
+
+
+def test_start_delays_are_fixed_by_the_seed_and_bounded():
+    a = start_delays_ns(1024, 2000, seed=7)
+    assert a.shape == (1024,) and a.min() >= 0 and a.max() <= 2000
+    assert (a == start_delays_ns(1024, 2000, seed=7)).all()
+    assert (a != start_delays_ns(1024, 2000, seed=8)).any()
+    # a rank's delay does not depend on how many ranks follow it
+    assert (start_delays_ns(16, 2000, seed=7) == a[:16]).all()
+
+
+def test_with_start_delays_prepends_one_compute_per_rank():
+    cfg = get_example("alltoall-256")
+    prog = build_program(cfg)
+    delays = np.arange(prog.n_ranks) * 3
+    out = with_start_delays(prog, delays)
+    assert out.ops.shape[0] == prog.ops.shape[0] + prog.n_ranks
+    for r in (0, 1, 77, prog.n_ranks - 1):
+        rows = out.rank_rows(r)
+        assert tuple(rows[0, :2]) == (OP_COMPUTE, 3 * r)
+        assert (rows[1:] == prog.rank_rows(r)).all()
+    assert (out.max_isends, out.max_irecvs) == (prog.max_isends, prog.max_irecvs)
+    with pytest.raises(ValueError, match="start delays"):
+        with_start_delays(prog, delays[:-1])
+
+
+def test_no_skew_leaves_the_program_alone():
+    cfg = _tiny()
+    prog = build_program(cfg)
+    assert skewed(prog, cfg) is prog
+
+
+def test_skew_makes_seeds_replicates_and_each_is_reproducible():
+    cfgs = [_tiny(**{"workload.start_skew_ns": 3000, "seed": s}) for s in (0, 1, 2, 0)]
+    ds = simulate(cfgs, max_batch=4)
+    t = [measured_us(ds, i, c) for i, c in enumerate(cfgs)]
+    assert t[0] == t[3]                                   # same seed: bit-identical
+    assert len(set(t[:3])) > 1                            # other seeds: other timings
+    alone = simulate([cfgs[1]])                           # whatever the batch
+    assert float(alone.exec_time_us[0]) == float(ds.exec_time_us[1])
+
+
+def test_each_rank_starts_after_its_delay():
+    cfg = _tiny(**{"workload.warmup": 0, "workload.start_skew_ns": 5000, "seed": 3})
+    ds = simulate([cfg])
+    cyc = cfg.network.cycle_ns
+    want = [cycles(d, cyc) * cyc / 1000 for d in start_delays_ns(16, 5000, 3)]
+    assert ds.mark_time_us.values[0][:16, 0] == pytest.approx(want)   # mark 0 is the first op
+
+
+def test_overheads_average_replicates_mean_over_mean():
+    cfgs = []
+    for proto, slots in (("none", 0), ("static", 16 * 40)):
+        for seed in (0, 1, 2):
+            cfgs.append(_tiny(**{"workload.start_skew_ns": 3000, "seed": seed,
+                                 "protocol.name": proto, "protocol.mailbox_slots": slots}))
+    ds = simulate(cfgs, max_batch=6)
+    t = np.array([measured_us(ds, i, c) for i, c in enumerate(cfgs)])
+    (p,) = overheads(ds)
+    assert p.indices == (3, 4, 5) and p.reps == 3 and p.ref_reps == 3
+    assert p.time_us == pytest.approx(t[3:].mean()) and p.ref_us == pytest.approx(t[:3].mean())
+    assert p.overhead_pct == pytest.approx(100 * (t[3:].mean() / t[:3].mean() - 1))
