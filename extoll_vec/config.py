@@ -220,8 +220,9 @@ class WorkloadConfig:
     sender at its static slots). `start_skew_ns` > 0 delays each rank's start by a whole number
     of ns drawn uniformly from 0..start_skew_ns by `seed` (ranks leave MPI_Init or a barrier at
     different times): runs that differ only in the seed are then replicates of one
-    measurement, as the paper's averages over 150 repetitions are (0: all start at cycle 0). permutation/uniform: network-only Bernoulli traffic at
-    `injection_rate` flits per node per cycle."""
+    measurement, as the paper's averages over 150 repetitions are (0: all start at cycle 0).
+    permutation/uniform: network-only Bernoulli traffic at `injection_rate` flits per node per
+    cycle."""
     kind: str = "alltoall"
     ranks: int = 1024
     message_bytes: int = 2048
