@@ -36,6 +36,20 @@ def run(cfg):
     return wall, int(batch.S.delivered[0]), int(batch.S.events[0]), float(res["exec_time_us"][0])
 
 
+def cases(name: str, slots_per_process) -> list[tuple]:
+    """(protocol, slots per process, config): the reference, then static and dynamic flow
+    control (2 credit slots) at each mailbox size."""
+    base = get_example(name)
+    n = base.n_ranks
+    rows = [("none", "-", base)]
+    for slots in slots_per_process:
+        for proto in ("static", "dynamic"):
+            rows.append((proto, slots, base.replace(**{
+                "protocol.name": proto, "protocol.credit_slots": 2,
+                "protocol.mailbox_slots": slots * n})))
+    return rows
+
+
 def _vs(x, ref):
     return f"{100 * (x / ref - 1):>+8.1f}%"
 
@@ -48,15 +62,8 @@ def main() -> None:
     args = ap.parse_args()
     Batch([get_example("tiny")]).run()   # load or compile the kernels outside the timings
     name = "alltoall-256" if args.quick else "alltoall-1024"
-    base = get_example(name)
-    n = base.n_ranks
-    rows = [("none", "-", base)]
-    for slots in args.slots:
-        for proto in ("static", "dynamic"):
-            rows.append((proto, slots, base.replace(**{
-                "protocol.name": proto, "protocol.credit_slots": 2,
-                "protocol.mailbox_slots": slots * n})))
-    print(f"{name}: {n} ranks, 2 KB messages, 2 credit slots", flush=True)
+    rows = cases(name, args.slots)
+    print(f"{name}: {rows[0][2].n_ranks} ranks, 2 KB messages, 2 credit slots", flush=True)
     print(f"{'protocol':<9}{'slots':>6}{'wall s':>9}{'vs ref':>9}{'ns/packet':>11}{'vs ref':>9}"
           f"{'ns/event':>10}{'vs ref':>9}{'packets':>13}{'events/pkt':>12}{'simulated us':>14}",
           flush=True)

@@ -64,6 +64,12 @@ EV_RANK = 7       # the rank's CPU is free: a = rank
 EV_GEN = 8        # synthetic source generates a packet: a = node
 EV_EJ_CREDIT = 9  # ejection-buffer credits back at the router output: a = node, c = flits
 EV_NIC_DRAIN = 10 # a mailbox slot was freed: the NIC retries its ejection queue: a = node
+# profiled runs (benchmarks/profile_events.py) split EV_RANK turns by what the turn did
+PROF_RANK_RETRIEVE = 11   # took a packet out of the mailbox (progress engine)
+PROF_RANK_WRITE = 12      # wrote a packet (data, control or RMA request) into the NIC
+PROF_RANK_IDLE = 13       # found nothing to do and went idle (or waits)
+PROF_RANK_OTHER = 14      # ran its program (posted a send or receive, computed, ...)
+N_PROF = 15               # rows of the profile array: event kinds and the turn classes above
 
 # ---- why a rank is not running -----------------------------------------------------------------
 W_NONE = 0        # running (an EV_RANK is scheduled)

@@ -219,12 +219,16 @@ class Batch:
                 S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, topo.n_nodes, cfg.seed)
         sim.start(S, self.T, self.par, self.starts)
 
-    def run(self, progress: Callable[[float], None] | None = None) -> None:
+    def run(self, progress: Callable[[float], None] | None = None,
+            profile: np.ndarray | None = None) -> None:
+        """Advance every member to completion. profile: int64 [B, dtypes.N_PROF, 2] to
+        accumulate events and time-stamp cycles per event kind (a separately compiled,
+        slower kernel; benchmarks/profile_events.py), or None."""
         chunk = min(c.limits.chunk_cycles for c in self.configs)
         t = 0
         while True:
             t += chunk
-            running = sim.advance(self.S, self.T, self.par, self.ops, t)
+            running = sim.advance(self.S, self.T, self.par, self.ops, t, profile)
             if progress is not None:
                 progress(float((self.S.finished != 0).mean()))
             for b in range(len(self.configs)):

@@ -5,10 +5,16 @@ Within a member, time jumps from one pending event to the next (nothing can chan
 events); events of one cycle run in insertion order. Members never share state, so a member's
 results are bit-identical whether it runs alone or in any batch.
 """
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
 from extoll_vec.dtypes import (ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS, EV_ARB,
                                EV_CREDIT, EV_EJ_CREDIT, EV_GEN, EV_NIC_CREDIT,
                                EV_NIC_DRAIN, EV_NIC_RX, EV_NIC_TX, EV_RANK, P_DRAIN, P_MAX_CYCLES,
-                               P_MEASURE, P_NO_PROGRESS, P_SYNTH, P_WARMUP)
+                               P_MEASURE, P_NO_PROGRESS, P_SYNTH, P_WARMUP, PROF_RANK_IDLE,
+                               PROF_RANK_OTHER, PROF_RANK_RETRIEVE, PROF_RANK_WRITE)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.host import rank_step
 from extoll_vec.kernels.jit import entry, inner
@@ -70,6 +76,39 @@ def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
         on_ej_credit(S, T, b, a, c, now)
 
 
+@intrinsic
+def _cycle_counter(typingctx):
+    """The CPU's time-stamp counter (LLVM readcyclecounter: rdtsc on x86)."""
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), []),
+                                            "llvm.readcyclecounter")
+        return builder.call(fn, [])
+    return types.int64(), codegen
+
+
+@inner
+def _profiled_dispatch(S, T, par, ops, b, k, a, bb, c, now, prof):
+    """_dispatch, timed: prof[b, kind] += (events, time-stamp cycles). A rank's turn is filed
+    by what it did (dtypes.PROF_RANK_*), since a retrieval and an idle poll cost unequal."""
+    if k == EV_RANK:
+        mb = S.mb_cnt[b, a]
+        sent = S.st_sent[b, a, 0] + S.st_sent[b, a, 1] + S.st_sent[b, a, 2]
+    t0 = _cycle_counter()
+    _dispatch(S, T, par, ops, b, k, a, bb, c, now)
+    dt = _cycle_counter() - t0
+    if k == EV_RANK:
+        if S.mb_cnt[b, a] < mb:
+            k = PROF_RANK_RETRIEVE
+        elif S.st_sent[b, a, 0] + S.st_sent[b, a, 1] + S.st_sent[b, a, 2] > sent:
+            k = PROF_RANK_WRITE
+        elif S.rk_run[b, a] == 0:
+            k = PROF_RANK_IDLE
+        else:
+            k = PROF_RANK_OTHER
+    prof[b, k, 0] += 1
+    prof[b, k, 1] += dt
+
+
 @inner
 def _member_finished(S, par, b):
     if par[b, P_SYNTH] != 0:
@@ -78,9 +117,10 @@ def _member_finished(S, par, b):
 
 
 @entry
-def advance(S, T, par, ops, t_stop):
+def advance(S, T, par, ops, t_stop, prof):
     """Run every unfinished, error-free member until t_stop or completion. Returns the number of
-    members still running."""
+    members still running. prof: None (Numba compiles the branch away), or int64 [B, N_PROF, 2]
+    accumulating events and time-stamp cycles per event kind (benchmarks/profile_events.py)."""
     B = S.now.shape[0]
     running = 0
     for b in range(B):
@@ -119,7 +159,10 @@ def advance(S, T, par, ops, t_stop):
                 c = S.ev_c[b, e]
                 release(S, b, e)
                 S.events[b] += 1
-                _dispatch(S, T, par, ops, b, k, a, bb, c, t)
+                if prof is None:
+                    _dispatch(S, T, par, ops, b, k, a, bb, c, t)
+                else:
+                    _profiled_dispatch(S, T, par, ops, b, k, a, bb, c, t, prof)
             if S.status[b] != 0:
                 break
     return running

@@ -192,3 +192,25 @@ def test_kernel_calls_release_the_gil():
     busy = time.perf_counter() - t0
     assert busy > 0.5, f"the run took {busy:.2f} s: too short to tell"
     assert max(gaps) < 0.25 * busy, f"the main thread stalled {max(gaps):.2f} s of {busy:.2f} s"
+
+
+def test_profiled_run_times_every_event_and_changes_no_result():
+    """Batch.run(profile=...) (benchmarks/profile_events.py) runs its own compiled kernel: it
+    must file every event under one kind and leave the simulation bit-identical."""
+    cfg = get_example("tiny").replace(**{"protocol.name": "dynamic", "protocol.credit_slots": 2,
+                                         "protocol.mailbox_slots": 16 * 16})
+    plain, timed = Batch([cfg]), Batch([cfg])
+    plain.run()
+    prof = np.zeros((1, D.N_PROF, 2), np.int64)
+    timed.run(profile=prof)
+    counts = prof[0, :, 0]
+    assert counts.sum() == timed.S.events[0] == plain.S.events[0]
+    assert counts[D.EV_RANK] == 0                      # every rank turn is classified
+    # every VELO packet went through a NIC receive, was written by one rank turn and taken
+    # out of a mailbox by another (tiny has no rendezvous and no LiMIC traffic)
+    pkts = int(timed.S.delivered[0])
+    assert counts[D.EV_NIC_RX] == counts[D.PROF_RANK_WRITE] == counts[D.PROF_RANK_RETRIEVE] == pkts
+    assert (prof[0, counts > 0, 1] > 0).all()
+    a, b = plain.results(), timed.results()
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)

@@ -1,0 +1,102 @@
+"""Where the simulator's time goes, by event kind: the alltoall-1024 run of bench_flow_control.py
+(reference, static and dynamic flow control), with every event timed by the CPU's time-stamp
+counter (Batch.run(profile=...): a separately compiled kernel; the timer itself slows the run,
+so compare rows, not wall times with bench_flow_control.py).
+
+    python benchmarks/profile_events.py            # alltoall-1024, 64 slots per process
+    python benchmarks/profile_events.py --quick    # alltoall-256
+    python benchmarks/profile_events.py --slots 16
+
+Per run and event kind: events, events per delivered packet, time-stamp cycles per event and
+the share of the timed total. Then, per flow-control run, its extra cycles over the reference
+split into two groups and two causes:
+- network: router arbitration and link credits (EV_ARB, EV_CREDIT), NIC injection
+  (EV_NIC_TX, EV_NIC_CREDIT) and ejection credits: code that never calls a flow-control hook;
+- hosts and mailboxes: packets written into mailboxes (EV_NIC_RX, EV_NIC_DRAIN: the on_arrival
+  hook) and the ranks' turns (retrieving: on_retrieved/on_control; writing: may_send/on_sent;
+  idle polls; program steps);
+- "more events": (events - reference events) x reference cycles per event, the simulated
+  machine doing more (control packets, stalled polls, more arbitration in a denser network);
+  "dearer events": events x (cycles per event - the reference's), the same kind of event
+  costing more (flow-control code, cache misses on its tables, more queues to scan).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from bench_flow_control import cases
+from extoll_vec import dtypes as dt
+from extoll_vec.engine import Batch
+from extoll_vec.examples import get_example
+
+KINDS = {dt.EV_ARB: "arbitrate", dt.EV_CREDIT: "link credit", dt.EV_NIC_TX: "NIC inject",
+         dt.EV_NIC_CREDIT: "NIC inj. credit", dt.EV_EJ_CREDIT: "eject credit",
+         dt.EV_NIC_RX: "NIC receive", dt.EV_NIC_DRAIN: "NIC drain",
+         dt.PROF_RANK_RETRIEVE: "rank: retrieve", dt.PROF_RANK_WRITE: "rank: write",
+         dt.PROF_RANK_IDLE: "rank: idle", dt.PROF_RANK_OTHER: "rank: program"}
+NETWORK = (dt.EV_ARB, dt.EV_CREDIT, dt.EV_NIC_TX, dt.EV_NIC_CREDIT, dt.EV_EJ_CREDIT)
+HOSTS = tuple(k for k in KINDS if k not in NETWORK)
+
+
+def profile(cfg) -> tuple[float, int, np.ndarray]:
+    batch = Batch([cfg])
+    prof = np.zeros((1, dt.N_PROF, 2), np.int64)
+    t0 = time.perf_counter()
+    batch.run(profile=prof)
+    wall = time.perf_counter() - t0
+    assert prof[0, :, 0].sum() == batch.S.events[0]
+    return wall, int(batch.S.delivered[0]), prof[0].astype(float)
+
+
+def _print_run(label: str, wall: float, pkts: int, p: np.ndarray) -> None:
+    total = p[:, 1].sum()
+    print(f"\n{label}: wall {wall:.1f} s, {p[:, 0].sum():,.0f} events, {pkts:,} packets, "
+          f"{total / 1e9:.1f} G time-stamp cycles in events")
+    print(f"  {'event':<16}{'events':>14}{'per packet':>12}{'cycles/event':>14}{'share':>8}")
+    for k, name in KINDS.items():
+        if p[k, 0]:
+            print(f"  {name:<16}{p[k, 0]:>14,.0f}{p[k, 0] / pkts:>12.2f}"
+                  f"{p[k, 1] / p[k, 0]:>14.1f}{100 * p[k, 1] / total:>7.1f}%")
+
+
+def _split(p: np.ndarray, ref: np.ndarray, kinds) -> tuple[float, float]:
+    """Extra cycles over the reference: (more events, dearer events)."""
+    more = dearer = 0.0
+    for k in kinds:
+        c_ref = ref[k, 1] / ref[k, 0] if ref[k, 0] else 0.0
+        c = p[k, 1] / p[k, 0] if p[k, 0] else 0.0
+        more += (p[k, 0] - ref[k, 0]) * c_ref
+        dearer += p[k, 0] * (c - c_ref)
+    return more, dearer
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="alltoall-256 instead of alltoall-1024")
+    ap.add_argument("--slots", type=int, nargs="+", default=[64],
+                    help="mailbox slots per process of the flow-control runs")
+    args = ap.parse_args()
+    Batch([get_example("tiny")]).run(profile=np.zeros((1, dt.N_PROF, 2), np.int64))
+    runs = []
+    for proto, slots, cfg in cases("alltoall-256" if args.quick else "alltoall-1024",
+                                   args.slots):
+        label = proto if slots == "-" else f"{proto} {slots}"
+        wall, pkts, p = profile(cfg)
+        _print_run(label, wall, pkts, p)
+        runs.append((label, p))
+    ref_label, ref = runs[0]
+    ref_total = ref[:, 1].sum()
+    print(f"\nextra time-stamp cycles over the reference ({ref_label}), % of its total")
+    print(f"  {'run':<12}{'total':>9}{'network: more':>15}{'dearer':>9}"
+          f"{'hosts: more':>13}{'dearer':>9}")
+    for label, p in runs[1:]:
+        parts = _split(p, ref, NETWORK) + _split(p, ref, HOSTS)
+        cells = "".join(f"{100 * x / ref_total:>+{w}.1f}%" for x, w in zip(parts, (14, 8, 12, 8)))
+        print(f"  {label:<12}{100 * (p[:, 1].sum() / ref_total - 1):>+8.1f}%{cells}")
+
+
+if __name__ == "__main__":
+    main()
