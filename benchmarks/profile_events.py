@@ -8,17 +8,19 @@ so compare rows, not wall times with bench_flow_control.py).
     python benchmarks/profile_events.py --slots 16
 
 Per run and event kind: events, events per delivered packet, time-stamp cycles per event and
-the share of the timed total. Then, per flow-control run, its extra cycles over the reference
-split into two groups and two causes:
+the share of the timed total. Then, per flow-control run, its extra cycles over the reference, in % of the reference's total,
+split into two groups and three causes:
 - network: router arbitration and link credits (EV_ARB, EV_CREDIT), NIC injection
   (EV_NIC_TX, EV_NIC_CREDIT) and ejection credits: code that never calls a flow-control hook;
 - hosts and mailboxes: packets written into mailboxes (EV_NIC_RX, EV_NIC_DRAIN: the on_arrival
   hook) and the ranks' turns (retrieving: on_retrieved/on_control; writing: may_send/on_sent;
   idle polls; program steps);
-- "more events": (events - reference events) x reference cycles per event, the simulated
-  machine doing more (control packets, stalled polls, more arbitration in a denser network);
-  "dearer events": events x (cycles per event - the reference's), the same kind of event
-  costing more (flow-control code, cache misses on its tables, more queues to scan).
+- "packets": the reference's events per packet and cycles per event, times the packets the run
+  has beyond the reference's (its control packets);
+- "per packet": events per packet beyond the reference's, at the reference's cycles per event
+  (stalled polls; more arbitrations per packet in a denser network);
+- "dearer": events x (cycles per event - the reference's): the same kind of event costing more
+  (the flow-control code, cache misses on its tables, more packets in flight).
 """
 from __future__ import annotations
 
@@ -62,15 +64,18 @@ def _print_run(label: str, wall: float, pkts: int, p: np.ndarray) -> None:
                   f"{p[k, 1] / p[k, 0]:>14.1f}{100 * p[k, 1] / total:>7.1f}%")
 
 
-def _split(p: np.ndarray, ref: np.ndarray, kinds) -> tuple[float, float]:
-    """Extra cycles over the reference: (more events, dearer events)."""
-    more = dearer = 0.0
+def _split(p: np.ndarray, ref: np.ndarray, pkts: int, ref_pkts: int, kinds) -> tuple:
+    """Extra cycles over the reference: (more packets, more events per packet, dearer events)."""
+    more_pk = more_ev = dearer = 0.0
     for k in kinds:
-        c_ref = ref[k, 1] / ref[k, 0] if ref[k, 0] else 0.0
-        c = p[k, 1] / p[k, 0] if p[k, 0] else 0.0
-        more += (p[k, 0] - ref[k, 0]) * c_ref
-        dearer += p[k, 0] * (c - c_ref)
-    return more, dearer
+        if ref[k, 0] == 0:
+            continue
+        c_ref = ref[k, 1] / ref[k, 0]
+        scaled = ref[k, 0] * pkts / ref_pkts     # the reference's events at this packet count
+        more_pk += (scaled - ref[k, 0]) * c_ref
+        more_ev += (p[k, 0] - scaled) * c_ref
+        dearer += p[k, 1] - p[k, 0] * c_ref
+    return more_pk, more_ev, dearer
 
 
 def main() -> None:
@@ -86,16 +91,17 @@ def main() -> None:
         label = proto if slots == "-" else f"{proto} {slots}"
         wall, pkts, p = profile(cfg)
         _print_run(label, wall, pkts, p)
-        runs.append((label, p))
-    ref_label, ref = runs[0]
+        runs.append((label, pkts, p))
+    ref_label, ref_pkts, ref = runs[0]
     ref_total = ref[:, 1].sum()
     print(f"\nextra time-stamp cycles over the reference ({ref_label}), % of its total")
-    print(f"  {'run':<12}{'total':>9}{'network: more':>15}{'dearer':>9}"
-          f"{'hosts: more':>13}{'dearer':>9}")
-    for label, p in runs[1:]:
-        parts = _split(p, ref, NETWORK) + _split(p, ref, HOSTS)
-        cells = "".join(f"{100 * x / ref_total:>+{w}.1f}%" for x, w in zip(parts, (14, 8, 12, 8)))
-        print(f"  {label:<12}{100 * (p[:, 1].sum() / ref_total - 1):>+8.1f}%{cells}")
+    print(f"  {'':<20}{'network':^27}{'hosts and mailboxes':^27}")
+    print(f"  {'run':<12}{'total':>8}" + f"{'packets':>9}{'per pkt':>9}{'dearer':>9}" * 2)
+    for label, pkts, p in runs[1:]:
+        parts = (_split(p, ref, pkts, ref_pkts, NETWORK)
+                 + _split(p, ref, pkts, ref_pkts, HOSTS))
+        cells = "".join(f"{100 * x / ref_total:>+8.1f}%" for x in parts)
+        print(f"  {label:<12}{100 * (p[:, 1].sum() / ref_total - 1):>+7.1f}%{cells}")
 
 
 if __name__ == "__main__":
