@@ -21,7 +21,7 @@ from .state import Topo, allocate
 from .topology import build as build_topology
 from .workloads import build_program, skewed, snapshot_counts
 from extoll_vec.kernels import host, progstats, sim
-from extoll_vec.kernels.fc_fields import RANK_FIELDS, fields_needed
+from extoll_vec.kernels.fc_fields import F_SEQ_RX, F_SEQ_TX, RANK_FIELDS, fields_needed
 
 RESULT_VARIABLES = tuple(SCHEMA)   # what results() returns: the dataset schema's variables
 NONE_MAILBOX_CAP = 1 << 16   # slots: the "unlimited" mailbox of protocol none holds this many
@@ -338,6 +338,11 @@ def check_invariants(batch: Batch, b: int) -> None:
             errors.append("link credits not all returned")
         if np.any(S.ib_cnt[b]) or np.any(S.ej_cnt[b]) or np.any(S.nq_cnt[b]):
             errors.append("buffers not empty at the end")
+        lost = S.fc[b, :, :, F_SEQ_TX] != S.fc[b, :, :, F_SEQ_RX].T
+        if lost.any():
+            x, y = (int(i) for i in np.argwhere(lost)[0])
+            errors.append(f"rank {x} wrote {int(S.fc[b, x, y, F_SEQ_TX])} VELO packets to rank "
+                          f"{y}, {int(S.fc[b, y, x, F_SEQ_RX])} reached its mailbox")
         errors += quiescent_problems(S.fc[b], S.fcr[b], p)
     if errors:
         raise SimulationError(f"point {b}: invariant broken: " + "; ".join(errors),

@@ -85,7 +85,8 @@ FIELDS = {
     "ux_head": (I32, ("B", "NR", "NR"), -1), "ux_tail": (I32, ("B", "NR", "NR"), -1),
     "gq": (I32, ("B", "NR", "GQ", 4), 0), "gq_head": (I32, ("B", "NR"), 0), "gq_cnt": (I32, ("B", "NR"), 0),
     "cq": (I32, ("B", "NR", "CQ"), 0), "cq_head": (I32, ("B", "NR"), 0), "cq_cnt": (I32, ("B", "NR"), 0),
-    "fc": (I32, ("B", "NR", "NR", "K"), 0),     # per (rank, peer): kernels/fc_fields.py
+    # per (rank, peer): the in-order check's sequence numbers, then the flow-control fields
+    "fc": (I32, ("B", "NR", "NR", "K"), 0),     # kernels/fc_fields.py
     "fcr": (I32, ("B", "NR", "KR"), 0),         # per rank: kernels/fc_fields.py
     "st_ctrl": (CNT, ("B", "NR", N_CT), 0),     # control packets written, by type (CT_*)
     "st_fccpu": (TIME, ("B", "NR"), 0),         # CPU cycles spent on flow control
@@ -93,8 +94,6 @@ FIELDS = {
     "snap": (I32, ("B", "NSNAP", "NR"), -1),    # OP_SNAPSHOT: credits owned towards each peer
     "rk_snap": (I32, ("B", "NR"), 0),           # snapshots a rank has taken
     "rk_pass": (I32, ("B", "NR"), -1),          # progress pass before an MPI call (host.py)
-    # in-order check: VELO packets written to / written into the mailbox of each peer
-    "seq_tx": (I32, ("B", "NR", "NR"), 0), "seq_rx": (I32, ("B", "NR", "NR"), 0),
 }
 
 State = namedtuple("State", list(FIELDS))

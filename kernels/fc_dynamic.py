@@ -70,8 +70,8 @@ from extoll_vec.kernels.fc_fields import (F_A_GIVEN, F_A_RESP_GOT, F_A_RESP_SENT
                                           F_A_SENT, F_BLOCKED, F_CROSS, F_CURRENT, F_FHEAD,
                                           F_FIFO, F_INTENDED, F_LIST, F_NEXT, F_OWNED, F_PIGGY,
                                           F_PREV, F_QUEUED, F_REQ_FLAG, F_RESP_FLAG, F_RETRIEVED,
-                                          NULL_LIST, R_AVAIL, R_BASE, R_HEAD, R_TAIL,
-                                          promise_credits, queue_ctrl)
+                                          NULL_LIST, PAIR_FIELDS, R_AVAIL, R_BASE, R_HEAD,
+                                          R_TAIL, promise_credits, queue_ctrl)
 from extoll_vec.kernels.jit import inner
 
 
@@ -130,7 +130,7 @@ def init(S, par, b):
             S.fcr[b, x, R_HEAD + L] = -1
             S.fcr[b, x, R_TAIL + L] = -1
         for y in range(R - 1, -1, -1):    # pushed in front: the low list ends up in id order
-            for k in range(K):
+            for k in range(PAIR_FIELDS, K):
                 S.fc[b, x, y, k] = 0
             S.fc[b, x, y, F_LIST] = -1
             S.fc[b, x, y, F_PREV] = -1

@@ -18,8 +18,8 @@ from extoll_vec.dtypes import (CT_CREDIT, CT_PIGGYBACK, CT_REQUEST, CT_RESPONSE,
                                P_CREDIT_SLOTS, P_DATA_REGION, P_QUOTA, P_THRESH, PIGGYBACK_MAX,
                                PK_CTRL)
 from extoll_vec.kernels.fc_fields import (F_A_GIVEN, F_A_GOT, F_A_RETR, F_A_SENT, F_CRPK,
-                                          F_INMB, F_OWNED, F_QUEUED, F_RETRIEVED, R_MBDATA,
-                                          promise_credits)
+                                          F_INMB, F_OWNED, F_QUEUED, F_RETRIEVED, PAIR_FIELDS,
+                                          R_MBDATA, promise_credits)
 from extoll_vec.kernels.jit import inner
 
 # err_info[3] codes of a region check that failed (err_info = [receiver, sender, value, code])
@@ -37,7 +37,7 @@ def init(S, par, b):
         for k in range(S.fcr.shape[2]):
             S.fcr[b, x, k] = 0
         for y in range(R):
-            for k in range(K):
+            for k in range(PAIR_FIELDS, K):
                 S.fc[b, x, y, k] = 0
             if x != y:
                 S.fc[b, x, y, F_OWNED] = q

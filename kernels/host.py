@@ -34,7 +34,7 @@ from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_P
                                W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.common import flits_of, nic_block_rank, nic_full, nic_push, pk_new, wake_rank
-from extoll_vec.kernels.fc_fields import CQ_TYPE, F_OWNED
+from extoll_vec.kernels.fc_fields import CQ_TYPE, F_OWNED, F_SEQ_TX
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.wheel import schedule
 
@@ -250,8 +250,8 @@ def _write(S, T, par, b, r, h, cls, now):
     if S.pk_kind[b, h] != PK_RMA_GET:
         # mailbox packets carry a per-pair sequence number: the NIC checks in-order delivery
         dst = S.pk_dst[b, h]
-        S.pk_seq[b, h] = S.seq_tx[b, r, dst]
-        S.seq_tx[b, r, dst] += 1
+        S.pk_seq[b, h] = S.fc[b, r, dst, F_SEQ_TX]
+        S.fc[b, r, dst, F_SEQ_TX] += 1
     nic_push(S, par, b, T.rank_node[r], h, now)
     S.st_sent[b, r, cls] += 1
 
@@ -516,7 +516,7 @@ def rank_step(S, T, par, ops, b, r, now):
                 k = S.rk_snap[b, r]
                 if k < S.snap.shape[1]:
                     for q in range(S.snap.shape[2]):
-                        S.snap[b, k, q] = S.fc[b, r, q, F_OWNED] if S.fc.shape[3] > 0 else -1
+                        S.snap[b, k, q] = S.fc[b, r, q, F_OWNED] if S.fc.shape[3] > F_OWNED else -1
                 S.rk_snap[b, r] = k + 1
                 S.rk_pc[b, r] = pc + 1
             elif op == OP_END:

@@ -22,6 +22,7 @@ from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_INVARIANT, ERR_MAILBOX_O
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT)
 from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
                                       request_tx, wake_rank)
+from extoll_vec.kernels.fc_fields import F_SEQ_RX
 from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.network import request_arb, router_accept
@@ -112,12 +113,12 @@ def nic_drain(S, T, par, b, n, now):
                 S.ej_blk[b, n] = 1   # head-of-line: wait for rank r to free a slot
                 return
             src = S.pk_src[b, h]
-            if S.pk_seq[b, h] != S.seq_rx[b, r, src]:
+            if S.pk_seq[b, h] != S.fc[b, r, src, F_SEQ_RX]:
                 S.status[b] |= ERR_INVARIANT   # overtaking between one pair of ranks
                 S.err_info[b, 0] = r
                 S.err_info[b, 1] = src
                 return
-            S.seq_rx[b, r, src] += 1
+            S.fc[b, r, src, F_SEQ_RX] += 1
             mailbox_write(S, par, b, r, h)
             wake_rank(S, b, r, now)
         elif kind == PK_RMA_GET:

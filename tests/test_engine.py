@@ -7,9 +7,10 @@ import pytest
 
 from extoll_vec import dtypes as D
 from extoll_vec.config import MpiConfig, from_dict
-from extoll_vec.engine import RESULT_VARIABLES, Batch, run_batch, simulate
+from extoll_vec.engine import RESULT_VARIABLES, Batch, check_invariants, run_batch, simulate
 from extoll_vec.errors import SimulationError
 from extoll_vec.examples import get_example
+from extoll_vec.kernels.fc_fields import F_SEQ_RX, F_SEQ_TX
 from extoll_vec.workloads import ProgramBuilder
 
 ZERO_HOST = {"pio_ns": 0.0, "retrieve_ns": 0.0, "match_ns": 0.0, "credit_ns": 0.0,
@@ -54,8 +55,13 @@ def test_two_messages_keep_their_order_and_packets_are_sequenced():
     b = Batch([cfg], [pb.build()])
     b.run()
     # the NIC checked every packet's per-pair sequence number on the way into the mailbox
-    assert b.S.seq_rx[0, 5, 0] == b.S.seq_tx[0, 0, 5] == 37 + 3 + 1
+    assert b.S.fc[0, 5, 0, F_SEQ_RX] == b.S.fc[0, 0, 5, F_SEQ_TX] == 37 + 3 + 1
     assert b.results()["messages_received"][0, 5] == 3
+    # the end-of-run check compares the two counts of every pair (negative control: one packet
+    # that never reached rank 5's mailbox)
+    b.S.fc[0, 5, 0, F_SEQ_RX] -= 1
+    with pytest.raises(SimulationError, match="rank 0 wrote 41 VELO packets to rank 5, 40 reached"):
+        check_invariants(b, 0)
 
 
 def test_full_mailbox_blocks_the_sender_and_loses_nothing():
