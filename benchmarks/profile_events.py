@@ -8,8 +8,8 @@ so compare rows, not wall times with bench_flow_control.py).
     python benchmarks/profile_events.py --slots 16
 
 Per run and event kind: events, events per delivered packet, time-stamp cycles per event and
-the share of the timed total. Then, per flow-control run, its extra cycles over the reference, in % of the reference's total,
-split into two groups and three causes:
+the share of the timed total. Then, per flow-control run, its extra cycles over the reference,
+in % of the reference's total, split into two groups and three causes:
 - network: router arbitration and link credits (EV_ARB, EV_CREDIT), NIC injection
   (EV_NIC_TX, EV_NIC_CREDIT) and ejection credits: code that never calls a flow-control hook;
 - hosts and mailboxes: packets written into mailboxes (EV_NIC_RX, EV_NIC_DRAIN: the on_arrival

@@ -213,7 +213,8 @@ def test_profiled_run_times_every_event_and_changes_no_result():
     assert counts.sum() == timed.S.events[0] == plain.S.events[0]
     assert counts[D.EV_RANK] == 0                      # every rank turn is classified
     # every VELO packet went through a NIC receive, was written by one rank turn and taken
-    # out of a mailbox by another (tiny has no rendezvous and no LiMIC traffic)
+    # out of a mailbox by another (tiny has no rendezvous; its same-node messages go through
+    # LiMIC, which writes no packet)
     pkts = int(timed.S.delivered[0])
     assert counts[D.EV_NIC_RX] == counts[D.PROF_RANK_WRITE] == counts[D.PROF_RANK_RETRIEVE] == pkts
     assert (prof[0, counts > 0, 1] > 0).all()
