@@ -15,7 +15,7 @@ from .registry import Table, target
 PATTERN_COLUMNS = ["pattern", "protocol", "slots_per_process", "overhead_pct", "delayed_pct",
                    "reference_us", "replicates"]
 LIMIC_COLUMNS = ["group_size", "same_node_pct", "protocol", "slots_per_process", "overhead_pct"]
-EVOLUTION_COLUMNS = ["alltoall", "phase", "phase_ranks", "group", "min_credits",
+EVOLUTION_COLUMNS = ["view", "alltoall", "phase", "phase_ranks", "group", "min_credits",
                      "median_credits", "max_credits"]
 FIVE_PCT = 5.0
 
@@ -112,44 +112,55 @@ def evolution_groups(n: int) -> list[tuple[str, int, int]]:
     return [(f"(0-{q - 1}]", 1, q), (f"[{q}-{h - 1}]", q, h), (f"[{h}-{n - 1}]", h, n)]
 
 
+# The two directions of Figure 19. "out" is the paper's: the credits rank 0 owns towards each
+# group. A receiver moves credits only at its own monitoring points (Eq. 6), so "in", the
+# credits each group owns towards rank 0, is where rank 0's steals from idle senders show.
+EVOLUTION_VIEWS = (("out", "credit_snapshot", "credits rank 0 owns towards the group"),
+                   ("in", "credit_snapshot_in", "credits the group owns towards rank 0"))
+
+
 @target("extoll_credit_evolution", "EXTOLL Figure 19: credits rank 0 owns towards three groups "
-        "of ranks before every alltoall of the multi-phase application (dynamic)",
-        spec="extoll/credit_evolution")
+        "of ranks (and they towards it) before every alltoall of the multi-phase application "
+        "(dynamic)", spec="extoll/credit_evolution")
 def extoll_credit_evolution(ds, out_dir=None) -> Table:
     ds = completed(ds)
     cfg = configs(ds)[0]
-    snap = ds.credit_snapshot.values[0]                   # [snapshot, peer]
     n, it = cfg.n_ranks, cfg.workload.iterations
     phases = cfg.workload.phase_ranks
     rows = []
-    for k in range(min(snap.shape[0], len(phases) * it)):
-        phase = k // it
-        for name, lo, hi in evolution_groups(n):
-            v = snap[k, lo:hi]
-            rows.append([k, phase, phases[phase], name, int(v.min()), float(np.median(v)),
-                         int(v.max())])
+    for view, var, _ in EVOLUTION_VIEWS:
+        snap = ds[var].values[0]                          # [snapshot, peer]
+        for k in range(min(snap.shape[0], len(phases) * it)):
+            phase = k // it
+            for name, lo, hi in evolution_groups(n):
+                v = snap[k, lo:hi]
+                rows.append([view, k, phase, phases[phase], name, int(v.min()),
+                             float(np.median(v)), int(v.max())])
     notes = [f"{cfg.protocol.name} protocol, {cfg.protocol.mailbox_slots // n} slots per "
              f"process, {cfg.protocol.credit_slots} credit slots (static slots), {it} alltoalls "
              "per phase (the paper: 100)"]
-    for phase, size in enumerate(phases):
-        last = [r for r in rows if r[1] == phase and r[0] == (phase + 1) * it - 1]
-        notes.append(f"phase {phase} (ranks 0-{size - 1}): median credits before its last "
-                     "alltoall " + ", ".join(f"{r[3]} {r[5]:g}" for r in last))
-    table = Table(f"extoll_credit_evolution: {len(rows) // 3} snapshots of rank 0",
+    for view, _, label in EVOLUTION_VIEWS:
+        for phase, size in enumerate(phases):
+            last = [r for r in rows
+                    if r[0] == view and r[2] == phase and r[1] == (phase + 1) * it - 1]
+            notes.append(f"{view} ({label}), phase {phase} (ranks 0-{size - 1}): median before "
+                         "its last alltoall " + ", ".join(f"{r[4]} {r[6]:g}" for r in last))
+    table = Table(f"extoll_credit_evolution: {len(rows) // 6} snapshots of rank 0, both views",
                   EVOLUTION_COLUMNS, rows, notes)
     if out_dir is not None:
-        fig, ((ax,),) = figure(width=9.0, height=4.2)
-        for name, _lo, _hi in evolution_groups(n):
-            pts = [r for r in rows if r[3] == name]
-            x = np.array([r[0] for r in pts])
-            med = np.array([r[5] for r in pts])
-            ax.errorbar(x, med, yerr=[med - [r[4] for r in pts], [r[6] for r in pts] - med],
-                        fmt="o-", markersize=3, capsize=2, label=f"ranks {name}")
-        for phase in range(1, len(phases)):
-            ax.axvline(phase * it - 0.5, color="gray", linewidth=0.6)
-        ax.set_xlabel("alltoall")
-        ax.set_ylabel("credits rank 0 owns")
-        ax.set_title("Credit evolution (median, min-max) as the pattern changes")
-        ax.legend(fontsize=8)
+        fig, axes = figure(nrows=2, width=9.0, height=3.8)
+        for (view, _, label), (ax,) in zip(EVOLUTION_VIEWS, axes):
+            for name, _lo, _hi in evolution_groups(n):
+                pts = [r for r in rows if r[0] == view and r[4] == name]
+                x = np.array([r[1] for r in pts])
+                med = np.array([r[6] for r in pts])
+                ax.errorbar(x, med, yerr=[med - [r[5] for r in pts], [r[7] for r in pts] - med],
+                            fmt="o-", markersize=3, capsize=2, label=f"ranks {name}")
+            for phase in range(1, len(phases)):
+                ax.axvline(phase * it - 0.5, color="gray", linewidth=0.6)
+            ax.set_xlabel("alltoall")
+            ax.set_ylabel("credits")
+            ax.set_title(f"{label} (median, min-max)")
+            ax.legend(fontsize=8)
         write_outputs(table, fig, out_dir, "extoll_credit_evolution")
     return table

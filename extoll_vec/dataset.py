@@ -48,7 +48,7 @@ from .config import RunConfig, from_dict
 from .dtypes import CTRL_CLASSES, KIND_CLASSES, MAX_MARKS
 from .errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STR = np.dtypes.StringDType()
 RESERVED_ATTRS = ("extoll_vec_version", "schema_version", "configs")
 
@@ -92,6 +92,9 @@ SCHEMA: dict[str, Variable] = {
     "credit_snapshot": Variable(("point", "snapshot", "peer"), _I, "credits",
                                 "credits the recording rank owned towards each peer at each "
                                 "snapshot (multiphase: rank 0, before every alltoall); -1: none"),
+    "credit_snapshot_in": Variable(("point", "snapshot", "peer"), _I, "credits",
+                                   "credits each peer owned towards the recording rank at the "
+                                   "same snapshots (the recording rank as receiver); -1: none"),
     "max_link_utilization": Variable(P, _F, "1", "busiest router-to-router or terminal link: "
                                      "busy cycles / simulated cycles"),
     "accepted_flits_per_node_cycle": Variable(P, _F, "flits/(node*cycle)",

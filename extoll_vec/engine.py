@@ -261,6 +261,7 @@ class Batch:
         marks = S.marks.astype(np.float64) * cyc_ns[:, None, None] / 1000.0
         out["mark_time_us"] = np.where(S.marks >= 0, marks, np.nan)
         out["credit_snapshot"] = S.snap.astype(np.int64)
+        out["credit_snapshot_in"] = S.snap_in.astype(np.int64)
         sim_c = np.maximum(S.now, 1).astype(np.float64)
         util = S.op_util.reshape(B, -1).max(axis=1) if S.op_util.size else np.zeros(B)
         out["max_link_utilization"] = util / sim_c

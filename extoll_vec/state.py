@@ -92,6 +92,7 @@ FIELDS = {
     "st_fccpu": (TIME, ("B", "NR"), 0),         # CPU cycles spent on flow control
     "rk_fcfrac": (I64, ("B", "NR"), 0),         # credit-operation time not yet a whole cycle
     "snap": (I32, ("B", "NSNAP", "NR"), -1),    # OP_SNAPSHOT: credits owned towards each peer
+    "snap_in": (I32, ("B", "NSNAP", "NR"), -1),  # OP_SNAPSHOT: credits each peer owns towards it
     "rk_snap": (I32, ("B", "NR"), 0),           # snapshots a rank has taken
     "rk_pass": (I32, ("B", "NR"), -1),          # progress pass before an MPI call (host.py)
 }

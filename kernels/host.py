@@ -515,8 +515,12 @@ def rank_step(S, T, par, ops, b, r, now):
             elif op == OP_SNAPSHOT:
                 k = S.rk_snap[b, r]
                 if k < S.snap.shape[1]:
+                    # both directions: what r owns towards q (the paper's Figure 19) and what
+                    # q owns towards r (where r's own Eq. 6 steals move credits)
                     for q in range(S.snap.shape[2]):
-                        S.snap[b, k, q] = S.fc[b, r, q, F_OWNED] if S.fc.shape[3] > F_OWNED else -1
+                        if S.fc.shape[3] > F_OWNED:
+                            S.snap[b, k, q] = S.fc[b, r, q, F_OWNED]
+                            S.snap_in[b, k, q] = S.fc[b, q, r, F_OWNED]
                 S.rk_snap[b, r] = k + 1
                 S.rk_pc[b, r] = pc + 1
             elif op == OP_END:

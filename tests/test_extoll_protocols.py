@@ -189,6 +189,29 @@ def test_compulsory_requests_are_all_answered():
     assert int(sent.sel(ctrl="request")) == int(sent.sel(ctrl="response"))
 
 
+def test_credit_evolution_moves_credits_only_where_a_receiver_steals():
+    """Figure 19's two directions (section 7.3), 16 ranks: 20 alltoalls of all ranks, then 20 of
+    ranks 0-7. Rank 0 as receiver steals from the senders that went idle (8-15) for its active
+    ones (4-7; 1-3 share its node and use LiMIC), so their credits towards rank 0 fall and the
+    active ones' grow; as a sender, rank 0 keeps what it owns towards the idle ranks, since a
+    receiver moves credits only at its own monitoring points (Eq. 6), i.e. when it retrieves."""
+    d = {"topology": {"kind": "mesh", "dims": [2, 2]}, "mpi": {"ranks_per_node": 4},
+         "protocol": {"name": "dynamic", "credit_slots": 2, "mailbox_slots": 30 * 16},
+         "workload": {"kind": "multiphase", "ranks": 16, "message_bytes": 2048,
+                      "iterations": 20, "phases": [16, 8]}}
+    res = simulate([from_dict(d)])
+    out, into = res.credit_snapshot.values[0], res.credit_snapshot_in.values[0]
+    assert (out[0, 1:] == 2).all() and (into[0, 1:] == 2).all()    # only the static slots
+    assert (out[:, 1:4] == 2).all() and (into[:, 1:4] == 2).all()  # LiMIC: never a VELO packet
+    end0, end1 = 19, 39           # before the last alltoall of each phase
+    assert np.median(into[end1, 4:8]) > 1.5 * np.median(into[end0, 4:8])
+    assert np.median(into[end1, 8:]) < 0.5 * np.median(into[end0, 8:])
+    assert into[end1, 8:].min() == 2                                # someone is down to static
+    # rank 0 only sends to 8 in the barriers: the others' share is left as phase 0 left it
+    assert np.abs(out[end1, 9:] - out[20, 9:]).max() <= 2
+    assert np.median(out[end1, 4:8]) > 1.5 * np.median(out[end0, 4:8])
+
+
 PATTERNS = ([("alltoall", {"groups": g}) for g in (1, 2, 4)]
             + [("alltoall", {"group_size": 8}), ("multiphase", {})]
             + [("imb", {"benchmark": bm}) for bm in IMB_BENCHMARKS])

@@ -115,9 +115,15 @@ def test_extoll_components_and_limic(out):
 
 def test_extoll_credit_evolution(out):
     rows = run_target(out, "extoll_credit_evolution")
-    assert len(rows) == 7 * 4 * 3              # phases x alltoalls x groups
+    assert len(rows) == 2 * 7 * 4 * 3          # views x phases x alltoalls x groups
     for r in rows:
         assert 0 <= int(r["min_credits"]) <= float(r["median_credits"]) <= int(r["max_credits"])
+    # section 6.3: before any traffic every sender owns only its static slots (= credit slots),
+    # in both directions; the views differ once credits move
+    first = [r for r in rows if r["alltoall"] == "0"]
+    assert len(first) == 6 and {(r["min_credits"], r["max_credits"]) for r in first} == {("2", "2")}
+    views = {v: [r["median_credits"] for r in rows if r["view"] == v] for v in ("out", "in")}
+    assert views["out"] != views["in"]
 
 
 def test_extoll_imb(out):
