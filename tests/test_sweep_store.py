@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import signal
+import warnings
 
 import numpy as np
 import pytest
+import yaml
+import zarr
 
 from extoll_vec.cli import main
-from extoll_vec.dataset import SCHEMA, configs_of, result_sizes
+from extoll_vec.dataset import CONSOLIDATED_V3_WARNING, SCHEMA, configs_of, result_sizes
 from extoll_vec.dtypes import KIND_CLASSES
 from extoll_vec.errors import StoreError
 from extoll_vec.sweep import build_sweep, dense, open_sweep, sweep_axes
@@ -136,6 +139,26 @@ def test_other_spec_is_refused_and_overwrite_replaces(tmp_path, sweep, capsys):
     # --overwrite (prepare_store(overwrite=True)) starts from an empty store of the new spec
     assert not prepare_store(path, other, overwrite=True).any()
     assert open_sweep(path).sizes["point"] == other.n_points
+
+
+def test_store_of_another_schema_version_is_refused_untouched(tmp_path, sweep, capsys):
+    """A store written by an older extoll-vec (other result variables) cannot take this
+    version's points: refused before any computing, exit 2, one line, nothing changed."""
+    path = tmp_path / "old.zarr"
+    prepare_store(path, sweep)
+    zarr.open_group(path, mode="r+").attrs["schema_version"] = 1
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=CONSOLIDATED_V3_WARNING)
+        zarr.consolidate_metadata(path)
+    before = sorted((p.relative_to(path), p.stat().st_mtime_ns) for p in path.rglob("*"))
+    with pytest.raises(StoreError, match="schema version 1"):
+        check_same_sweep(path, sweep)
+    spec_file = tmp_path / "same.yaml"
+    spec_file.write_text(yaml.safe_dump(SPEC))
+    assert main(["sweep", str(spec_file), "-o", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot be resumed" in err and "--overwrite" in err
+    assert sorted((p.relative_to(path), p.stat().st_mtime_ns) for p in path.rglob("*")) == before
 
 
 def test_refuses_non_sweep_paths(tmp_path, sweep):
