@@ -48,7 +48,7 @@ from .config import RunConfig, from_dict
 from .dtypes import CTRL_CLASSES, KIND_CLASSES, MAX_MARKS
 from .errors import StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 2   # 2: credit_snapshot_in; stores of another version are refused
 STR = np.dtypes.StringDType()
 RESERVED_ATTRS = ("extoll_vec_version", "schema_version", "configs")
 

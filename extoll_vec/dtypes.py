@@ -22,7 +22,7 @@ OP_COMPUTE = 6    # CPU busy for a = nanoseconds
 OP_LOOP = 7       # begin loop: a = iteration count (>= 1); body runs until the matching OP_ENDLOOP
 OP_ENDLOOP = 8
 OP_MARK = 9       # record the current time in marks[rank, a] (phase boundaries for analysis)
-OP_SNAPSHOT = 10  # record the credits the rank owns towards every peer in its next snapshot
+OP_SNAPSHOT = 10  # record the credits the rank owns towards every peer, and they towards it
 N_OPS = 11
 OP_NAMES = ("END", "SEND", "ISEND", "RECV", "IRECV", "WAITALL", "COMPUTE", "LOOP", "ENDLOOP",
             "MARK", "SNAPSHOT")

@@ -11,7 +11,8 @@ Rank r's program::
     MARK_START
     for phase p with n_p ranks:
         LOOP iterations {
-            [if r == 0: SNAPSHOT   (the credits rank 0 owns towards every peer, Figure 19)]
+            [if r == 0: SNAPSHOT   (credits rank 0 owns towards every peer, Figure 19, and
+                                    every peer towards rank 0)]
             [if r < n_p: SEND to r+1, ..., r-1; RECV from r+1, ..., r-1   (mod n_p)]
             dissemination barrier among all ranks
             MARK phase_mark(p)
