@@ -232,13 +232,21 @@ def configs_of(ds: xr.Dataset) -> list[RunConfig]:
 
 
 # ---- checking --------------------------------------------------------------------------------
+def version_problem(attrs: Mapping[str, Any]) -> str | None:
+    """Why a store with these attributes is not of this schema version (None if it is)."""
+    if "schema_version" not in attrs:
+        return "no schema_version attribute (not written by extoll-vec)"
+    if attrs["schema_version"] != SCHEMA_VERSION:
+        return (f"schema version {attrs['schema_version']!r}, this extoll-vec "
+                f"({__version__}) reads {SCHEMA_VERSION}")
+    return None
+
+
 def schema_problems(ds: xr.Dataset) -> list[str]:
     """What makes `ds` not a result Dataset of this schema version (empty list if nothing)."""
-    if "schema_version" not in ds.attrs:
-        return ["no schema_version attribute (not written by extoll-vec)"]
-    if ds.attrs["schema_version"] != SCHEMA_VERSION:
-        return [f"schema version {ds.attrs['schema_version']!r}, this extoll-vec "
-                f"({__version__}) reads {SCHEMA_VERSION}"]
+    version = version_problem(ds.attrs)
+    if version is not None:
+        return [version]
     problems = []
     for k in RESERVED_ATTRS:
         if k not in ds.attrs:

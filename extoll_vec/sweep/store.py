@@ -137,12 +137,11 @@ def check_same_sweep(path: str | os.PathLike, sweep: Sweep) -> None:
     if "sweep_fingerprint" not in attrs:
         raise StoreError(path, "exists and is not a sweep store (no sweep_fingerprint); choose "
                                "another path or overwrite it explicitly (--overwrite)")
-    from ..dataset import SCHEMA_VERSION
-    if attrs.get("schema_version") != SCHEMA_VERSION:
+    from ..dataset import version_problem
+    version = version_problem(attrs)
+    if version is not None:
         # its arrays are not this version's: resuming would compute points it cannot store
-        raise StoreError(path, f"was written with result schema version "
-                               f"{attrs.get('schema_version')!r}, this extoll-vec writes "
-                               f"{SCHEMA_VERSION}; it cannot be resumed: choose another path or "
+        raise StoreError(path, f"{version}; it cannot be resumed: choose another path or "
                                "overwrite it explicitly (--overwrite)")
     if attrs["sweep_fingerprint"] != sweep.fingerprint:
         n = len(json.loads(attrs.get("configs", "[]")))
