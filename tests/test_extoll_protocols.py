@@ -195,10 +195,8 @@ def test_credit_evolution_moves_credits_only_where_a_receiver_steals():
     ones (4-7; 1-3 share its node and use LiMIC), so their credits towards rank 0 fall and the
     active ones' grow; as a sender, rank 0 keeps what it owns towards the idle ranks, since a
     receiver moves credits only at its own monitoring points (Eq. 6), i.e. when it retrieves."""
-    d = {"topology": {"kind": "mesh", "dims": [2, 2]}, "mpi": {"ranks_per_node": 4},
-         "protocol": {"name": "dynamic", "credit_slots": 2, "mailbox_slots": 30 * 16},
-         "workload": {"kind": "multiphase", "ranks": 16, "message_bytes": 2048,
-                      "iterations": 20, "phases": [16, 8]}}
+    d = small("multiphase", "dynamic", message_bytes=2048, iterations=20, phases=[16, 8])
+    d["protocol"].update(mailbox_slots=30 * 16, piggyback=False)
     res = simulate([from_dict(d)])
     out, into = res.credit_snapshot.values[0], res.credit_snapshot_in.values[0]
     assert (out[0, 1:] == 2).all() and (into[0, 1:] == 2).all()    # only the static slots

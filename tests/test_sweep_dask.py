@@ -194,8 +194,9 @@ def test_cli_ctrl_c_leaves_a_valid_store_and_rerun_finishes_it(tmp_path):
     spec = tmp_path / "slow.yaml"
     spec.write_text(yaml.safe_dump(SLOW, sort_keys=False))
     # The interrupt must land while points remain. A run that ends before the signal is sent
-    # tests nothing (a fresh clone once finished all eight first, on a loaded machine): try
-    # again with a new store. A run still going when the signal is sent must stop with 130.
+    # tests nothing: try again with a new store (a fresh clone's suite once saw exit 0 and
+    # nothing on stderr, cause not found). A run still going when the signal is sent must stop
+    # with 130.
     tries = []
     for attempt in range(3):
         out = tmp_path / f"slow{attempt}.zarr"
