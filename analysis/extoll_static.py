@@ -20,12 +20,13 @@ import numpy as np
 
 from ..protocols import extoll_static as es
 from . import paper_values as pv
-from .extoll_common import (case_labels, completed, configs, delayed_pct, figure, overheads,
-                            rank_sum, slots_per_process, write_outputs)
+from .extoll_common import (case_labels, completed, configs, delayed_pct, figure, measured,
+                            measured_delayed_pct, overheads, rank_sum, slots_per_process,
+                            write_outputs)
 from .registry import Table, target
 
 STATIC_COLUMNS = ["case", "credit_slots", "slots_per_process", "overhead_pct", "delayed_pct",
-                  "reference_us", "time_us", "predicted_stall_free"]
+                  "reference_us", "time_us", "predicted_stall_free", "measured_delayed_pct"]
 TABLE2_COLUMNS = ["credit_slots", "stabilizing_slots", "eq5_slots", "drop_slots",
                   "eq37_drop_slots", "paper_slots", "case", "delayed_drop_slots",
                   "break_even_slots", "predicted_break_even_slots", "dense_break_even_slots"]
@@ -63,7 +64,7 @@ def static_rows(ds) -> list[list]:
     for p in overheads(ds):
         rows.append([labels[p.index], p.cfg.protocol.credit_slots, slots_per_process(p.cfg),
                      p.overhead_pct, delayed_pct(ds, p.index), p.ref_us, p.time_us,
-                     predicted_stall_free(p.cfg)])
+                     predicted_stall_free(p.cfg), measured_delayed_pct(ds, p.index)])
     order = {c: k for k, c in enumerate(dict.fromkeys(labels))}
     rows.sort(key=lambda r: (order[r[0]], r[1], r[2]))
     return rows
@@ -81,6 +82,9 @@ def extoll_static_overhead(ds, out_dir=None) -> Table:
         big = max((r for r in rows if r[0] == case), key=lambda r: r[2])
         notes.append(f"{case}: at {big[2]} slots per process overhead {big[3]:.1f} % "
                      f"(credit slots {big[1]})")
+    notes.append("delayed_pct: sends that waited for credits, % of the messages, over the whole "
+                 "run (warm-up included, as es.stall_free counts); measured_delayed_pct: in the "
+                 "timed part only (the steady state)")
     table = Table(f"extoll_static_overhead: {len(rows)} points, static protocol",
                   STATIC_COLUMNS, rows, notes)
     if out_dir is not None:
@@ -239,9 +243,9 @@ def extoll_components(ds, out_dir=None) -> Table:
     rows = []
     for p in overheads(ds):
         i = p.index
-        received = ds.messages_received.values[i]
-        active = received > 0
-        cpu = ds.flow_control_cpu_us.values[i][active]
+        # the measured part only: the warm-ups' credit operations are not in the reference time
+        active = measured(ds, "messages_received", i) > 0
+        cpu = measured(ds, "flow_control_cpu_us", i)[active]
         it = p.cfg.workload.iterations * (2 if p.cfg.workload.kind == "multi_pingpong" else 1)
         comp = 100.0 * float(np.nanmean(cpu)) / (p.ref_us * it) if cpu.size else 0.0
         rows.append([labels[i], p.cfg.protocol.name, slots_per_process(p.cfg), p.overhead_pct,
@@ -249,8 +253,8 @@ def extoll_components(ds, out_dir=None) -> Table:
                      int(rank_sum(ds.packets_sent.sel(kind="control"), i))])
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
     notes = ["computational_pct: CPU time of flow control (credit operations, writing and "
-             "retrieving control packets), mean over the ranks that receive, % of the reference "
-             "time; stall_pct: the rest of the overhead (waiting for credits, extra traffic)"]
+             "retrieving control packets) in the measured part (warm-ups excluded), mean over the "
+             "ranks that receive in it, % of the reference time; stall_pct: the rest of the overhead (waiting for credits, extra traffic)"]
     table = Table(f"extoll_components: {len(rows)} points", COMPONENT_COLUMNS, rows, notes)
     if out_dir is not None:
         cases = list(dict.fromkeys(r[0] for r in rows))

@@ -48,7 +48,7 @@ from .config import RunConfig, from_dict
 from .dtypes import CTRL_CLASSES, KIND_CLASSES, MAX_MARKS
 from .errors import StoreError
 
-SCHEMA_VERSION = 2   # 2: credit_snapshot_in; stores of another version are refused
+SCHEMA_VERSION = 3   # 2: credit_snapshot_in; 3: *_at_mark; stores of another version are refused
 STR = np.dtypes.StringDType()
 RESERVED_ATTRS = ("extoll_vec_version", "schema_version", "configs")
 
@@ -68,6 +68,7 @@ class Variable:
 
 _F, _I = np.dtype(np.float64), np.dtype(np.int64)
 P, PR, PRK = ("point",), ("point", "rank"), ("point", "rank", "kind")
+PRM = ("point", "rank", "mark")
 
 SCHEMA: dict[str, Variable] = {
     "exec_time_us": Variable(P, _F, "us", "time until the last rank finished its program"),
@@ -85,10 +86,20 @@ SCHEMA: dict[str, Variable] = {
                              "packets that carried credits"),
     "flow_control_cpu_us": Variable(PR, _F, "us", "CPU time spent on flow control: credit "
                                     "operations, writing and retrieving control packets"),
-    "mark_time_us": Variable(("point", "rank", "mark"), _F, "us",
+    "mark_time_us": Variable(PRM, _F, "us",
                              "when each rank passed each mark of its program (0: start of the "
                              "measured part, 1: its end; multiphase: 2+p after phase p); NaN: "
                              "never"),
+    # the counters above as they stood when each rank passed each mark: the measured part of a
+    # run is the difference of two marks (analysis.extoll_common.measured), warm-ups excluded
+    "sends_delayed_at_mark": Variable(PRM, _I, "messages", "sends_delayed when each rank passed "
+                                      "each mark; -1: never"),
+    "messages_received_at_mark": Variable(PRM, _I, "messages", "messages_received when each "
+                                          "rank passed each mark; -1: never"),
+    "stall_us_at_mark": Variable(PRM, _F, "us", "stall_us when each rank passed each mark; NaN: "
+                                 "never"),
+    "flow_control_cpu_us_at_mark": Variable(PRM, _F, "us", "flow_control_cpu_us when each rank "
+                                            "passed each mark; NaN: never"),
     "credit_snapshot": Variable(("point", "snapshot", "peer"), _I, "credits",
                                 "credits the recording rank owned towards each peer at each "
                                 "snapshot (multiphase: rank 0, before every alltoall); -1: none"),

@@ -29,6 +29,13 @@ OP_NAMES = ("END", "SEND", "ISEND", "RECV", "IRECV", "WAITALL", "COMPUTE", "LOOP
 ANY_SOURCE = -1
 MAX_LOOP_DEPTH = 4
 MAX_MARKS = 8
+# per-rank counters recorded at every OP_MARK (state mark_cnt[b, r, mark, MC_*]), so that the
+# measured part of a run (between two marks) excludes warm-ups: dataset *_at_mark variables
+MC_DELAYED = 0    # sends that waited for credits (st_delayed)
+MC_MSGS = 1       # messages received (st_msgs)
+MC_STALL = 2      # cycles waiting for credits or NIC back-pressure (st_stall)
+MC_FCCPU = 3      # cycles of flow-control CPU time (st_fccpu)
+N_MC = 4
 MAX_VCS = 8            # virtual channels per port; a router's VOQ bitmask holds one bit per
                        # (input port, VC) at pi * MAX_VCS + vi (kernels/network.py)
 VC_SHIFT = 3           # log2(MAX_VCS)

@@ -260,6 +260,13 @@ class Batch:
         out["flow_control_cpu_us"] = S.st_fccpu.astype(np.float64) * cyc_ns[:, None] / 1000.0
         marks = S.marks.astype(np.float64) * cyc_ns[:, None, None] / 1000.0
         out["mark_time_us"] = np.where(S.marks >= 0, marks, np.nan)
+        mc = S.mark_cnt
+        out["sends_delayed_at_mark"] = mc[..., D.MC_DELAYED].astype(np.int64)
+        out["messages_received_at_mark"] = mc[..., D.MC_MSGS].astype(np.int64)
+        for name, k in (("stall_us_at_mark", D.MC_STALL),
+                        ("flow_control_cpu_us_at_mark", D.MC_FCCPU)):
+            us = mc[..., k].astype(np.float64) * cyc_ns[:, None, None] / 1000.0
+            out[name] = np.where(mc[..., k] >= 0, us, np.nan)
         out["credit_snapshot"] = S.snap.astype(np.int64)
         out["credit_snapshot_in"] = S.snap_in.astype(np.int64)
         sim_c = np.maximum(S.now, 1).astype(np.float64)

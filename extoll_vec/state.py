@@ -13,7 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .dtypes import CNT, IDX, MAX_LOOP_DEPTH, MAX_MARKS, N_CT, TIME
+from .dtypes import CNT, IDX, MAX_LOOP_DEPTH, MAX_MARKS, N_CT, N_MC, TIME
 
 I64 = np.int64
 I32 = np.int32
@@ -69,6 +69,7 @@ FIELDS = {
     "rk_tfin": (TIME, ("B", "NR"), -1), "rk_stall0": (TIME, ("B", "NR"), 0),
     "rk_osend": (I32, ("B", "NR"), 0), "rk_orecv": (I32, ("B", "NR"), 0),
     "marks": (TIME, ("B", "NR", MAX_MARKS), -1),
+    "mark_cnt": (CNT, ("B", "NR", MAX_MARKS, N_MC), -1),   # st_* counters at each mark (MC_*)
     "st_sent": (CNT, ("B", "NR", 3), 0), "st_delayed": (CNT, ("B", "NR"), 0),
     "st_mbmax": (CNT, ("B", "NR"), 0), "st_stall": (TIME, ("B", "NR"), 0),
     "st_msgs": (CNT, ("B", "NR"), 0),

@@ -25,7 +25,8 @@ Matching is MPI's: a receive takes the oldest unmatched message of its source (o
 source); ANY_SOURCE takes the oldest over all sources (by arrival sequence number).
 """
 from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_PROGRAM, ERR_QUEUE,
-                               EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, OP_COMPUTE,
+                               EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, MC_DELAYED,
+                               MC_FCCPU, MC_MSGS, MC_STALL, OP_COMPUTE,
                                OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV,
                                OP_SEND, OP_SNAPSHOT, OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON,
                                P_LIMIC_PER_KB, P_MATCH, P_MPI_HDR, P_PIGGY, P_PIO, P_PROGRESS,
@@ -511,6 +512,12 @@ def rank_step(S, T, par, ops, b, r, now):
             elif op == OP_MARK:
                 if 0 <= a < MAX_MARKS:
                     S.marks[b, r, a] = now
+                    # the counters too, so that a measured part excludes the warm-ups; the rank
+                    # is in its turn, so its stall time is closed
+                    S.mark_cnt[b, r, a, MC_DELAYED] = S.st_delayed[b, r]
+                    S.mark_cnt[b, r, a, MC_MSGS] = S.st_msgs[b, r]
+                    S.mark_cnt[b, r, a, MC_STALL] = S.st_stall[b, r]
+                    S.mark_cnt[b, r, a, MC_FCCPU] = S.st_fccpu[b, r]
                 S.rk_pc[b, r] = pc + 1
             elif op == OP_SNAPSHOT:
                 k = S.rk_snap[b, r]

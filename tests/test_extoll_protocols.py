@@ -67,6 +67,46 @@ def test_static_figure_3_credit_flow():
     assert res["mailbox_max_slots"][0, 1] <= 20
 
 
+def test_counters_at_marks_leave_out_what_happens_before_and_after_the_measured_part():
+    """Figure 3's flow three times, the middle message between marks 0 and 1: the 40-packet
+    messages before and after the marks wait for credits and stall the sender, the 6-packet one
+    between them does not (15 credits: the sender waits 20 us for the last credit packets before
+    it marks). The counters at the marks, and the measured part
+    the targets read (analysis.extoll_common.measured, measured_delayed_pct), hold the middle
+    only; delayed_pct counts the whole run."""
+    from extoll_vec.analysis.extoll_common import delayed_pct, measured, measured_delayed_pct
+    from extoll_vec.dataset import build_dataset
+    pb = ProgramBuilder(2)
+    for phase, npk in enumerate((40, 6, 40)):
+        if phase == 1:
+            pb.compute(0, 20000).mark(0, 0).mark(1, 0)
+        nbytes = npk * 56 - 16
+        pb.send(0, 1, nbytes)
+        pb.compute(1, 5000)
+        pb.recv(1, 0, nbytes)
+        if phase == 1:
+            pb.mark(0, 1).mark(1, 1)
+    cfg = from_dict(two_ranks({"name": "static", "mailbox_slots": 44, "credit_slots": 2}))
+    res = run_batch([cfg], programs=[pb.build("three messages, the middle one measured")])
+    assert res["sends_delayed"][0].tolist() == [2, 0]
+    assert res["sends_delayed_at_mark"][0, 0, :2].tolist() == [1, 1]
+    assert res["messages_received_at_mark"][0, 1, :2].tolist() == [1, 2]
+    assert (res["sends_delayed_at_mark"][0, :, 2:] == -1).all()     # marks never passed
+    stall0, stall1 = res["stall_us_at_mark"][0, 0, :2]
+    assert stall0 > 3.0 and stall1 == stall0 and res["stall_us"][0, 0] > stall1 + 3.0
+    ds = build_dataset([cfg], res)
+    assert measured(ds, "sends_delayed", 0).tolist() == [0, 0]
+    assert measured(ds, "messages_received", 0).tolist() == [0, 1]
+    cpu = measured(ds, "flow_control_cpu_us", 0)
+    assert 0 < cpu[0] < res["flow_control_cpu_us"][0, 0] / 5   # 6 of 86 packets
+    assert measured_delayed_pct(ds, 0) == 0.0
+    assert delayed_pct(ds, 0) == pytest.approx(200 / 3)      # 2 of 3 messages waited
+    # without marks the whole run is the measured part
+    res["sends_delayed_at_mark"][:] = -1
+    res["messages_received_at_mark"][:] = -1
+    assert measured_delayed_pct(build_dataset([cfg], res), 0) == pytest.approx(200 / 3)
+
+
 def test_credit_operations_cost_fractions_of_a_cycle():
     """host.credit_ns is kept in fixed point, not rounded up to a whole 27 ns cycle: a quarter
     cycle per operation costs each rank a quarter of what one cycle costs (up to the fraction
