@@ -1,8 +1,10 @@
 """What the EXTOLL reproduction targets share: per-point figures from a result store.
 
 - ``measured_us``: the time the paper reports for a point: IMB's pingpong figure (half a round
-  trip per iteration; multi-pingpong: the slowest pair), or one execution of the workload (time from the first rank's mark 0 to
-  the last rank's mark 1, divided by the iterations).
+  trip per iteration; multi-pingpong: the slowest pair), or one execution of the workload (time
+  from the first rank's mark 0 to the last rank's mark 1, divided by the iterations).
+- ``measured``: what a per-rank counter gained between the rank's marks 0 and 1 (the measured
+  part, warm-ups excluded); ``delayed_pct`` (whole run) and ``measured_delayed_pct``.
 - ``overheads``: every flow-control point with its reference, the point of the same store whose
   configuration differs only in the protocol (protocol none, the paper's "very large receive
   buffers and no flow control"); overhead = measured / reference - 1. Points that differ only in

@@ -254,7 +254,8 @@ def extoll_components(ds, out_dir=None) -> Table:
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
     notes = ["computational_pct: CPU time of flow control (credit operations, writing and "
              "retrieving control packets) in the measured part (warm-ups excluded), mean over the "
-             "ranks that receive in it, % of the reference time; stall_pct: the rest of the overhead (waiting for credits, extra traffic)"]
+             "ranks that receive in it, % of the reference time; stall_pct: the rest of the "
+             "overhead (waiting for credits, extra traffic)"]
     table = Table(f"extoll_components: {len(rows)} points", COMPONENT_COLUMNS, rows, notes)
     if out_dir is not None:
         cases = list(dict.fromkeys(r[0] for r in rows))

@@ -20,11 +20,12 @@ Rank r's program::
     OP_END
 
 So rank 0 records its credits before every alltoall: snapshot k is taken before alltoall k
-(workloads.snapshot_count gives their number). OP_MARK only records a time, and a later execution of the same index overwrites it, so after the
-run marks[r, phase_mark(p)] is the end of phase p's last alltoall + barrier: phase p took
-marks[phase_mark(p)] - marks[phase_mark(p-1)] (phase_mark(-1) = MARK_START), i.e. that over
-iterations per alltoall. The last phase's mark is MARK_DONE; phase p < last uses index 2 + p,
-written only while it is < MAX_MARKS (the paper's 7 phases use exactly indices 0..7).
+(workloads.snapshot_count gives their number). OP_MARK records the time (and the counters) of
+its last execution of an index, so after the run marks[r, phase_mark(p)] is the end of phase
+p's last alltoall + barrier: phase p took marks[phase_mark(p)] - marks[phase_mark(p-1)]
+(phase_mark(-1) = MARK_START), i.e. that over iterations per alltoall. The last phase's mark is
+MARK_DONE; phase p < last uses index 2 + p, written only while it is < MAX_MARKS (the paper's 7
+phases use exactly indices 0..7).
 """
 from __future__ import annotations
 
