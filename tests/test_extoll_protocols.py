@@ -71,9 +71,9 @@ def test_counters_at_marks_leave_out_what_happens_before_and_after_the_measured_
     """Figure 3's flow three times, the middle message between marks 0 and 1: the 40-packet
     messages before and after the marks wait for credits and stall the sender, the 6-packet one
     between them does not (15 credits: the sender waits 20 us for the last credit packets before
-    it marks). The counters at the marks, and the measured part
-    the targets read (analysis.extoll_common.measured, measured_delayed_pct), hold the middle
-    only; delayed_pct counts the whole run."""
+    it marks). The counters at the marks, and the measured part the targets read
+    (analysis.extoll_common.measured, measured_delayed_pct), hold the middle only; delayed_pct
+    counts the whole run."""
     from extoll_vec.analysis.extoll_common import delayed_pct, measured, measured_delayed_pct
     from extoll_vec.dataset import build_dataset
     pb = ProgramBuilder(2)
