@@ -21,7 +21,7 @@ OP_WAITALL = 5    # wait for every outstanding non-blocking send and receive
 OP_COMPUTE = 6    # CPU busy for a = nanoseconds
 OP_LOOP = 7       # begin loop: a = iteration count (>= 1); body runs until the matching OP_ENDLOOP
 OP_ENDLOOP = 8
-OP_MARK = 9       # record the current time in marks[rank, a] (phase boundaries for analysis)
+OP_MARK = 9       # record the time and the MC_* counters at mark a (phase boundaries for analysis)
 OP_SNAPSHOT = 10  # record the credits the rank owns towards every peer, and they towards it
 N_OPS = 11
 OP_NAMES = ("END", "SEND", "ISEND", "RECV", "IRECV", "WAITALL", "COMPUTE", "LOOP", "ENDLOOP",

@@ -243,30 +243,33 @@ class Batch:
         S, par = self.S, self.par
         out: dict[str, np.ndarray] = {}
         cyc_ns = np.array([c.network.cycle_ns for c in self.configs])
+
+        def us(cycles, never=False):
+            """Cycles [B, ...] in microseconds; with never, -1 ("never") becomes NaN."""
+            t = cycles.astype(np.float64) * cyc_ns.reshape((-1,) + (1,) * (cycles.ndim - 1))
+            t = t / 1000.0
+            return np.where(cycles >= 0, t, np.nan) if never else t
+
         B = len(self.configs)
-        tfin = S.rk_tfin.astype(np.float64)
         if S.rk_tfin.shape[1]:
             exec_c = S.rk_tfin.max(axis=1).astype(np.float64)
         else:
             exec_c = S.now.astype(np.float64)
-        out["exec_time_us"] = exec_c * cyc_ns / 1000.0
-        out["rank_time_us"] = tfin * cyc_ns[:, None] / 1000.0
+        out["exec_time_us"] = us(exec_c)
+        out["rank_time_us"] = us(S.rk_tfin)
         out["packets_sent"] = S.st_sent.astype(np.int64)
         out["sends_delayed"] = S.st_delayed.astype(np.int64)
         out["mailbox_max_slots"] = S.st_mbmax.astype(np.int64)
-        out["stall_us"] = S.st_stall.astype(np.float64) * cyc_ns[:, None] / 1000.0
+        out["stall_us"] = us(S.st_stall)
         out["messages_received"] = S.st_msgs.astype(np.int64)
         out["control_sent"] = S.st_ctrl.astype(np.int64)
-        out["flow_control_cpu_us"] = S.st_fccpu.astype(np.float64) * cyc_ns[:, None] / 1000.0
-        marks = S.marks.astype(np.float64) * cyc_ns[:, None, None] / 1000.0
-        out["mark_time_us"] = np.where(S.marks >= 0, marks, np.nan)
+        out["flow_control_cpu_us"] = us(S.st_fccpu)
+        out["mark_time_us"] = us(S.marks, never=True)
         mc = S.mark_cnt
         out["sends_delayed_at_mark"] = mc[..., D.MC_DELAYED].astype(np.int64)
         out["messages_received_at_mark"] = mc[..., D.MC_MSGS].astype(np.int64)
-        for name, k in (("stall_us_at_mark", D.MC_STALL),
-                        ("flow_control_cpu_us_at_mark", D.MC_FCCPU)):
-            us = mc[..., k].astype(np.float64) * cyc_ns[:, None, None] / 1000.0
-            out[name] = np.where(mc[..., k] >= 0, us, np.nan)
+        out["stall_us_at_mark"] = us(mc[..., D.MC_STALL], never=True)
+        out["flow_control_cpu_us_at_mark"] = us(mc[..., D.MC_FCCPU], never=True)
         out["credit_snapshot"] = S.snap.astype(np.int64)
         out["credit_snapshot_in"] = S.snap_in.astype(np.int64)
         sim_c = np.maximum(S.now, 1).astype(np.float64)
