@@ -4,6 +4,7 @@
     python benchmarks/overhead_noise.py --full     # alltoall-1024 (4x4x4), about 8 minutes
     python benchmarks/overhead_noise.py --skew 2000   # replicates instead: seeds 0..7, ranks
                                                       # starting up to 2 us apart
+    python benchmarks/overhead_noise.py --protocol dynamic --slots 16   # a flow-control run
 
 Every overhead of the EXTOLL targets is one simulated run against one reference run. The
 1024-rank alltoall reference is congestion bound (its busiest link 40 % busy, 3-4x the link
@@ -14,7 +15,9 @@ reference (protocol none) rerun with the MPI matching cost moved by 1, 2, ..., 7
 cost and adds 0.1 % to a rank's CPU time in the alltoall: nothing a real measurement could
 resolve, and nothing that changes the work). The spread of those times is the noise floor
 of a single-run overhead: differences between two configurations smaller than it say nothing
-about flow control. Measured with IMB's two
+about flow control. An overhead compares two such runs, so its noise combines the reference's
+spread with that of the flow-control run (`--protocol static|dynamic --slots N`: 2 credit
+slots, N slots per process, piggybacking off, as bench_flow_control.py runs them). Measured with IMB's two
 statistics: t_max (first rank's start to the last rank's end, what the targets report) and
 t_avg (each rank's own start-to-end time, averaged over ranks). Simulated times are
 deterministic: the figures do not depend on the machine's load.
@@ -41,9 +44,18 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=7, help="perturbed reruns (1 cycle apart)")
     ap.add_argument("--skew", type=int, default=0,
                     help="replicates by seed with this start skew (ns) instead of cost steps")
+    ap.add_argument("--protocol", choices=("none", "static", "dynamic"), default="none",
+                    help="the run to perturb (default: the reference)")
+    ap.add_argument("--slots", type=int, default=16,
+                    help="mailbox slots per process of a flow-control run")
     args = ap.parse_args()
     base = get_example("alltoall-1024" if args.full else "alltoall-256")
     base = base.replace(**{"workload.warmup": 1})      # as the targets time it
+    label = "protocol none"
+    if args.protocol != "none":
+        base = base.replace(**{"protocol.name": args.protocol, "protocol.credit_slots": 2,
+                               "protocol.mailbox_slots": args.slots * base.n_ranks})
+        label = f"protocol {args.protocol}, {args.slots} slots per process, 2 credit slots"
     m0 = base.host.match_ns
     cyc = base.network.cycle_ns
     if args.skew:
@@ -58,7 +70,7 @@ def main() -> None:
     t_max = np.array([measured_us(ds, i, c) for i, c in enumerate(cfgs)])   # the targets' figure
     marks = ds.mark_time_us.values                     # [point, rank, mark]
     t_avg = np.nanmean(marks[:, :, 1] - marks[:, :, 0], axis=1)
-    print(f"{base.workload.kind} {base.n_ranks} ranks, protocol none; {what}")
+    print(f"{base.workload.kind} {base.n_ranks} ranks, {label}; {what}")
     print(f"{'d':>5}{'t_max us':>12}{'vs d=0':>9}{'t_avg us':>12}{'vs d=0':>9}")
     for d in range(len(cfgs)):
         print(f"{d:>5}{t_max[d]:>12,.0f}{100 * (t_max[d] / t_max[0] - 1):>+8.1f}%"
