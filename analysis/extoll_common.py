@@ -11,6 +11,7 @@
   the seed are replicates (a start skew makes them differ): times are averaged over them first.
 - ``slots_per_process``: the paper's x axis, mailbox slots / processes.
 - figures: ``figure`` (Agg, no pyplot) and ``write_outputs`` (NAME.csv + NAME.png).
+- ``require``: a target given a store without the points it needs stops with one clear error.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..config import ProtocolConfig, RunConfig, from_dict
+from ..errors import ConfigError
 from .registry import Table
 
 
@@ -30,6 +32,23 @@ def completed(ds):
     if "completed" in ds:
         ds = ds.isel(point=np.flatnonzero(ds["completed"].values))
     return ds.load()
+
+
+FC_POINTS = "flow-control points completed together with their reference runs"
+
+
+def require(ds, ok: bool, target: str, what: str) -> None:
+    """Stop a target that lacks its points (a sweep still running, or another spec's store)
+    with one error naming what it needs and what the store has (exit 2 on the CLI), before
+    an empty table reaches the plotting code."""
+    if ok:
+        return
+    total = len(json.loads(ds.attrs.get("configs", "[]")))
+    done = ds.sizes.get("point", 0)
+    name = ds.attrs.get("sweep_name", "?")
+    raise ConfigError("--from", f"{target} needs {what}; this store (sweep {name}) has {done} "
+                      f"of {total} points completed: finish its sweep (rerunning it resumes) "
+                      f"or give the store of {target}'s own spec")
 
 
 def configs(ds) -> list[RunConfig]:

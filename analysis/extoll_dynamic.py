@@ -8,8 +8,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from .extoll_common import (case_labels, completed, configs, delayed_pct, figure,
-                            measured_delayed_pct, overheads, slots_per_process, write_outputs)
+from .extoll_common import (FC_POINTS, case_labels, completed, configs, delayed_pct, figure,
+                            measured_delayed_pct, overheads, require, slots_per_process,
+                            write_outputs)
 from .registry import Table, target
 
 PATTERN_COLUMNS = ["pattern", "protocol", "slots_per_process", "overhead_pct", "delayed_pct",
@@ -48,6 +49,7 @@ def extoll_patterns(ds, out_dir=None) -> Table:
                     p.mean(lambda i: measured_delayed_pct(ds, i))]
                    for p in overheads(ds)),
                   key=lambda r: (labels.index(r[0]), r[1], r[2]))
+    require(ds, bool(rows), "extoll_patterns", FC_POINTS)
     need = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, 3)
     notes = []
     for pattern in dict.fromkeys(r[0] for r in rows):
@@ -95,6 +97,7 @@ def extoll_limic(ds, out_dir=None) -> Table:
         rows.append([g, 100.0 * p.cfg.mpi.ranks_per_node / g, p.cfg.protocol.name,
                      slots_per_process(p.cfg), p.overhead_pct])
     rows.sort(key=lambda r: (r[0], r[2], r[3]))
+    require(ds, bool(rows), "extoll_limic", FC_POINTS)
     need = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[2]), 3, 4)
     notes = [f"group of {g} ({100 * 16 / g:g} % same node): overhead <= {FIVE_PCT:g} % from "
              f"{need.get((g, 'static'))} slots (static), {need.get((g, 'dynamic'))} (dynamic)"
@@ -127,6 +130,8 @@ EVOLUTION_VIEWS = (("out", "credit_snapshot", "credits rank 0 owns towards the g
         "(dynamic)", spec="extoll/credit_evolution")
 def extoll_credit_evolution(ds, out_dir=None) -> Table:
     ds = completed(ds)
+    require(ds, ds.sizes.get("point", 0) > 0 and ds.sizes.get("snapshot", 0) > 0,
+            "extoll_credit_evolution", "a completed multi-phase point with credit snapshots")
     cfg = configs(ds)[0]
     n, it = cfg.n_ranks, cfg.workload.iterations
     phases = cfg.workload.phase_ranks

@@ -13,7 +13,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from .extoll_common import completed, figure, overheads, slots_per_process, write_outputs
+from .extoll_common import (FC_POINTS, completed, figure, overheads, require,
+                            slots_per_process, write_outputs)
 from .registry import Table, target
 
 COLUMNS = ["protocol", "slots_per_process", "avg_overhead_pct", "benchmarks",
@@ -51,6 +52,8 @@ def extoll_imb(ds, out_dir=None) -> Table:
         per.append([p.cfg.workload.benchmark, p.cfg.protocol.name, slots_per_process(p.cfg),
                     p.time_us, p.ref_us, p.overhead_pct])
     per.sort(key=lambda r: (r[0], r[1], r[2]))
+    require(ds, any(r[0] not in ABNORMAL for r in per), "extoll_imb",
+            FC_POINTS + " (benchmarks other than " + ", ".join(ABNORMAL) + ")")
     groups = defaultdict(list)
     for r in per:
         if r[0] not in ABNORMAL:

@@ -20,9 +20,9 @@ import numpy as np
 
 from ..protocols import extoll_static as es
 from . import paper_values as pv
-from .extoll_common import (case_labels, completed, configs, delayed_pct, figure, measured,
-                            measured_delayed_pct, overheads, rank_sum, slots_per_process,
-                            write_outputs)
+from .extoll_common import (FC_POINTS, case_labels, completed, configs, delayed_pct, figure,
+                            measured, measured_delayed_pct, overheads, rank_sum, require,
+                            slots_per_process, write_outputs)
 from .registry import Table, target
 
 STATIC_COLUMNS = ["case", "credit_slots", "slots_per_process", "overhead_pct", "delayed_pct",
@@ -76,6 +76,7 @@ def static_rows(ds) -> list[list]:
 def extoll_static_overhead(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows = static_rows(ds)
+    require(ds, bool(rows), "extoll_static_overhead", FC_POINTS)
     cases = list(dict.fromkeys(r[0] for r in rows))
     notes = []
     for case in cases:
@@ -142,8 +143,7 @@ def extoll_table2(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows_all = static_rows(ds)
     alltoall = [r for r in rows_all if r[0].startswith("alltoall")]
-    if not alltoall:
-        raise ValueError("extoll_table2 needs alltoall points in the store")
+    require(ds, bool(alltoall), "extoll_table2", "alltoall " + FC_POINTS)
     case = max({r[0] for r in alltoall}, key=lambda c: int(c.split("-")[-1]))
     messages, extra, packets = _messages(configs(ds)[case_labels(ds).index(case)])
     rows = []
@@ -218,6 +218,7 @@ def extoll_piggyback(ds, out_dir=None) -> Table:
         rows.append([s, off.overhead_pct, on.overhead_pct, int(c0), int(c1),
                      100.0 * (1 - c1 / c0) if c0 else float("nan"),
                      int(rank_sum(ds.control_sent.sel(ctrl="piggyback"), on.index))])
+    require(ds, bool(rows), "extoll_piggyback", FC_POINTS + ", with and without piggybacking")
     table = Table(f"extoll_piggyback: {len(rows)} buffer sizes", PIGGY_COLUMNS, rows,
                   ["credit_packet_reduction_pct: explicit credit packets saved by piggybacking"])
     if out_dir is not None:
@@ -252,6 +253,7 @@ def extoll_components(ds, out_dir=None) -> Table:
                      comp, p.overhead_pct - comp,
                      int(rank_sum(ds.packets_sent.sel(kind="control"), i))])
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    require(ds, bool(rows), "extoll_components", FC_POINTS)
     notes = ["computational_pct: CPU time of flow control (credit operations, writing and "
              "retrieving control packets) in the measured part (warm-ups excluded), mean over the "
              "ranks that receive in it, % of the reference time; stall_pct: the rest of the "

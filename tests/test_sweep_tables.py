@@ -68,3 +68,20 @@ def test_out_dir_writes_name_csv(tmp_path, capsys):
     assert main(["tables", "summary", "--from", str(path), "--out", str(tmp_path / "o")]) == 0
     lines = (tmp_path / "o" / "summary.csv").read_text().splitlines()
     assert lines[0].startswith("point,") and len(lines) == 3
+
+
+def test_extoll_targets_refuse_a_store_without_their_points(tmp_path, capsys):
+    """A store of another spec, or one whose sweep is still running, has none of the points an
+    EXTOLL target needs (here: no flow-control point has its reference): one line naming what
+    the target needs and what the store holds, exit 2, no traceback, nothing written."""
+    _, path = sweep_store(tmp_path, [3, 0, 9])
+    out = tmp_path / "out"
+    for name in ("extoll_patterns", "extoll_limic", "extoll_imb", "extoll_static_overhead",
+                 "extoll_piggyback", "extoll_components", "extoll_table2",
+                 "extoll_credit_evolution"):
+        assert main(["tables", name, "--from", str(path), "--out", str(out)]) == 2, name
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert f"--from: {name} needs " in err, err
+        assert "this store (sweep store-test) has 3 of 16 points completed" in err, err
+    assert not out.exists() or not any(out.iterdir())
