@@ -91,11 +91,10 @@ class Point:
     """One flow-control point with its reference. Points that differ only in the seed are
     replicates (workload.start_skew_ns; a sweep's `repeat`): time_us and ref_us are their means,
     so the overhead is mean / mean - 1, as the paper's averages over repetitions are."""
-    indices: tuple[int, ...]   # positions among the completed points, one per replicate
-    cfg: RunConfig             # the first replicate's
-    time_us: float
-    ref_us: float
-    ref_reps: int = 1          # reference replicates averaged in ref_us
+    indices: tuple[int, ...]      # positions among the completed points, one per replicate
+    cfg: RunConfig                # the first replicate's
+    times: tuple[float, ...]      # measured_us of each replicate (in indices' order)
+    ref_times: tuple[float, ...]  # measured_us of each reference replicate
 
     @property
     def index(self) -> int:
@@ -107,8 +106,34 @@ class Point:
         return len(self.indices)
 
     @property
+    def ref_reps(self) -> int:
+        return len(self.ref_times)
+
+    @property
+    def time_us(self) -> float:
+        return float(np.mean(self.times))
+
+    @property
+    def ref_us(self) -> float:
+        return float(np.mean(self.ref_times))
+
+    @property
     def overhead_pct(self) -> float:
         return 100.0 * (self.time_us / self.ref_us - 1.0)
+
+    @property
+    def overhead_se_pct(self) -> float:
+        """Standard error of overhead_pct from the replicates' spread: the ratio of two
+        independent means, first order (delta method): (T/R) * sqrt(sT^2/(nT T^2) + sR^2/(nR
+        R^2)), with the sample standard deviations sT, sR. NaN with fewer than two replicates
+        on either side: one run per point says nothing of its own noise
+        (benchmarks/overhead_noise.py measures it separately)."""
+        if self.reps < 2 or self.ref_reps < 2:
+            return float("nan")
+        t, r = self.time_us, self.ref_us
+        rel = (np.var(self.times, ddof=1) / (self.reps * t * t)
+               + np.var(self.ref_times, ddof=1) / (self.ref_reps * r * r))
+        return float(100.0 * t / r * np.sqrt(rel))
 
     def mean(self, per_point) -> float:
         """Mean of per_point(i) over the replicates."""
@@ -120,20 +145,22 @@ def overheads(ds) -> list[Point]:
     in the order of the first replicates."""
     cfgs = configs(ds)
     times = [measured_us(ds, i, c) for i, c in enumerate(cfgs)]
-    reps: dict[str, list[int]] = {}
+    # one entry per seed: a sweep stores one simulation once per point of any axis that does
+    # not change it (the reference along slots_per_process), and a replicate counts once
+    reps: dict[str, dict[int, int]] = {}
     for i, c in enumerate(cfgs):
-        reps.setdefault(_replicate_key(c), []).append(i)
-    refs: dict[str, list[float]] = {}
+        reps.setdefault(_replicate_key(c), {}).setdefault(c.seed, i)
+    refs: dict[str, dict[int, float]] = {}
     for c, t in zip(cfgs, times):
         if c.protocol.name == "none":
-            refs.setdefault(_reference_key(c), []).append(t)
+            refs.setdefault(_reference_key(c), {}).setdefault(c.seed, t)
     out = []
-    for idx in reps.values():
+    for by_seed in reps.values():
+        idx = tuple(by_seed.values())
         c = cfgs[idx[0]]
         ref = refs.get(_reference_key(c))
         if c.protocol.name != "none" and ref:
-            out.append(Point(tuple(idx), c, float(np.mean([times[i] for i in idx])),
-                             float(np.mean(ref)), len(ref)))
+            out.append(Point(idx, c, tuple(times[i] for i in idx), tuple(ref.values())))
     return out
 
 
@@ -183,6 +210,12 @@ def label(cfg: RunConfig, labels: dict[str, Any] | None = None) -> str:
     if labels:
         return str(next(iter(labels.values())))
     w = cfg.workload
+    if w.kind == "alltoall" and (w.groups > 1 or 0 < w.group_size < w.ranks):
+        # concurrent groups as the Spanish paper names them (4x256), and "+barrier" where the
+        # ranks outside the groups wait in a barrier (Figure 10's 512 + barrier)
+        size = w.group_size or w.ranks // w.groups
+        name = f"{w.groups}x{size}" if w.groups > 1 else f"{size}"
+        return name + ("+barrier" if w.groups * size < w.ranks else "")
     return f"{w.kind}-{w.ranks}"
 
 

@@ -4,6 +4,7 @@ version's concurrent groups), `extoll_limic` (Figure 18) and `extoll_credit_evol
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import numpy as np
@@ -14,7 +15,7 @@ from .extoll_common import (FC_POINTS, case_labels, completed, configs, delayed_
 from .registry import Table, target
 
 PATTERN_COLUMNS = ["pattern", "protocol", "slots_per_process", "overhead_pct", "delayed_pct",
-                   "reference_us", "replicates", "measured_delayed_pct"]
+                   "reference_us", "replicates", "measured_delayed_pct", "overhead_se_pct"]
 LIMIC_COLUMNS = ["group_size", "same_node_pct", "protocol", "slots_per_process", "overhead_pct"]
 EVOLUTION_COLUMNS = ["view", "alltoall", "phase", "phase_ranks", "group", "min_credits",
                      "median_credits", "max_credits"]
@@ -46,7 +47,7 @@ def extoll_patterns(ds, out_dir=None) -> Table:
     labels = case_labels(ds)
     rows = sorted(([labels[p.index], p.cfg.protocol.name, slots_per_process(p.cfg),
                     p.overhead_pct, p.mean(lambda i: delayed_pct(ds, i)), p.ref_us, p.reps,
-                    p.mean(lambda i: measured_delayed_pct(ds, i))]
+                    p.mean(lambda i: measured_delayed_pct(ds, i)), p.overhead_se_pct]
                    for p in overheads(ds)),
                   key=lambda r: (labels.index(r[0]), r[1], r[2]))
     require(ds, bool(rows), "extoll_patterns", FC_POINTS)
@@ -58,25 +59,31 @@ def extoll_patterns(ds, out_dir=None) -> Table:
         notes.append(f"{pattern}: overhead <= {FIVE_PCT:g} % from {st} slots per process "
                      f"(static), {dy} (dynamic){ratio}")
     notes.append("delayed_pct: sends that waited for credits, % of the messages, over the whole "
-                 "run (warm-ups included); measured_delayed_pct: in the timed part only")
+                 "run (warm-ups included); measured_delayed_pct: in the timed part only; "
+                 "overhead_se_pct: standard error of overhead_pct from the replicates' spread "
+                 "(NaN: one run per point)")
     table = Table(f"extoll_patterns: {len(rows)} points", PATTERN_COLUMNS, rows, notes)
     if out_dir is not None:
         pats = list(dict.fromkeys(r[0] for r in rows))
-        fig = _curves(rows, 0, pats, lambda g: g)
+        fig = _curves(rows, 0, pats, lambda g: g, se_col=8)
         write_outputs(table, fig, out_dir, "extoll_patterns")
     return table
 
 
-def _curves(rows, group_col: int, groups: list, title, slots_col=2, over_col=3, proto_col=1):
-    """One panel per group: overhead vs slots per process, static and dynamic."""
+def _curves(rows, group_col: int, groups: list, title, slots_col=2, over_col=3, proto_col=1,
+            se_col=None):
+    """One panel per group: overhead vs slots per process, static and dynamic; with se_col,
+    error bars of one standard error where the replicates give one."""
     ncols = min(len(groups), 4)
     fig, axes = figure(ncols, -(-len(groups) // ncols), width=4.0, height=3.2)
     flat = [ax for row in axes for ax in row]
     for ax, g in zip(flat, groups):
         for proto, style in (("static", "o-"), ("dynamic", "s-")):
-            pts = sorted((r[slots_col], r[over_col]) for r in rows
-                         if r[group_col] == g and r[proto_col] == proto)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=proto, markersize=3)
+            pts = sorted((r[slots_col], r[over_col], r[se_col] if se_col else float("nan"))
+                         for r in rows if r[group_col] == g and r[proto_col] == proto)
+            x, y, se = ([p[i] for p in pts] for i in range(3))
+            ax.errorbar(x, y, yerr=None if all(math.isnan(e) for e in se) else se, fmt=style,
+                        label=proto, markersize=3, capsize=2)
         ax.axhline(FIVE_PCT, color="gray", linewidth=0.6)
         ax.set_title(title(g))
         ax.set_xlabel("slots per process")

@@ -2,10 +2,12 @@
 only in the seed independent samples of one measurement, and the EXTOLL targets average them."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from extoll_vec.analysis.extoll_common import measured_us, overheads
+from extoll_vec.analysis.extoll_common import label, measured_us, overheads
 from extoll_vec.dtypes import OP_COMPUTE
 from extoll_vec.engine import cycles, simulate
 from extoll_vec.examples import get_example
@@ -77,3 +79,38 @@ def test_overheads_average_replicates_mean_over_mean():
     assert p.indices == (3, 4, 5) and p.reps == 3 and p.ref_reps == 3
     assert p.time_us == pytest.approx(t[3:].mean()) and p.ref_us == pytest.approx(t[:3].mean())
     assert p.overhead_pct == pytest.approx(100 * (t[3:].mean() / t[:3].mean() - 1))
+    ft, rt = t[3:], t[:3]   # the standard error of a ratio of means, written out once more
+    se = 100 * ft.mean() / rt.mean() * np.sqrt(ft.var(ddof=1) / (3 * ft.mean() ** 2)
+                                               + rt.var(ddof=1) / (3 * rt.mean() ** 2))
+    assert p.overhead_se_pct == pytest.approx(se) and p.overhead_se_pct > 0
+
+
+def test_a_simulation_stored_twice_counts_once():
+    """A sweep stores the reference of each seed once per slots-per-process value: the copies
+    are one replicate, not several (they would shrink the standard error)."""
+    cfgs = []
+    for slots in (16 * 40, 16 * 60):
+        for proto in ("none", "static"):
+            for seed in (0, 1):
+                cfgs.append(_tiny(**{"workload.start_skew_ns": 3000, "seed": seed,
+                                     "protocol.name": proto,
+                                     "protocol.mailbox_slots": 0 if proto == "none" else slots}))
+    cfgs.append(cfgs[2])                     # a flow-control point stored twice as well
+    ds = simulate(cfgs, max_batch=9)
+    t = [measured_us(ds, i, c) for i, c in enumerate(cfgs)]
+    p40, p60 = overheads(ds)
+    assert p40.indices == (2, 3) and p60.indices == (6, 7)
+    assert p40.ref_times == (t[0], t[1]) == p60.ref_times
+    (one,) = overheads(simulate(cfgs[:3]))   # one flow-control run: its spread is unknown
+    assert one.reps == 1 and math.isnan(one.overhead_se_pct)
+
+
+@pytest.mark.parametrize("groups, group_size, want", [
+    (1, 0, "alltoall-1024"), (4, 256, "4x256"), (8, 0, "8x128"), (1, 512, "512+barrier"),
+    (2, 256, "2x256+barrier")])
+def test_a_spec_without_a_case_axis_names_its_pattern(groups, group_size, want):
+    """Replicate specs of one pattern (sweeps/extoll/patterns_*_reps.yaml) have no zipped case
+    axis; extoll_patterns then names the points from their workload, as the papers do."""
+    cfg = get_example("alltoall-1024").replace(
+        **{"workload.groups": groups, "workload.group_size": group_size})
+    assert label(cfg) == want
