@@ -53,9 +53,6 @@ def router_accept(S, T, par, b, r, p, v, h, now):
     S.ib_cnt[b, r, p, v] += 1
     S.ib_flits[b, r, p, v] += L
     out = T.route_port[r, S.pk_dnode[b, h]]
-    S.pk_out[b, h] = out
-    S.pk_inp[b, h] = p
-    S.pk_vc[b, h] = v
     if T.terminal_node[r, out] >= 0:
         S.pk_ovc[b, h] = 0  # the NIC has one ejection buffer
     else:
