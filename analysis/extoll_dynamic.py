@@ -79,7 +79,8 @@ def _curves(rows, group_col: int, groups: list, title, slots_col=2, over_col=3, 
     flat = [ax for row in axes for ax in row]
     for ax, g in zip(flat, groups):
         for proto, style in (("static", "o-"), ("dynamic", "s-")):
-            pts = sorted((r[slots_col], r[over_col], r[se_col] if se_col else float("nan"))
+            pts = sorted((r[slots_col], r[over_col],
+                          float("nan") if se_col is None else r[se_col])
                          for r in rows if r[group_col] == g and r[proto_col] == proto)
             x, y, se = ([p[i] for p in pts] for i in range(3))
             ax.errorbar(x, y, yerr=None if all(math.isnan(e) for e in se) else se, fmt=style,
