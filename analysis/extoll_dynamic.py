@@ -56,8 +56,11 @@ def extoll_patterns(ds, out_dir=None) -> Table:
     for pattern in dict.fromkeys(r[0] for r in rows):
         st, dy = need.get((pattern, "static")), need.get((pattern, "dynamic"))
         ratio = f", ratio {st / dy:.2f}" if st and dy else ""
+        se = [r[8] for r in rows if r[0] == pattern and not math.isnan(r[8])]
+        spread = (f"; standard errors {min(se):.1f} to {max(se):.1f} %" if se else
+                  "; one run per point: no standard error")
         notes.append(f"{pattern}: overhead <= {FIVE_PCT:g} % from {st} slots per process "
-                     f"(static), {dy} (dynamic){ratio}")
+                     f"(static), {dy} (dynamic){ratio}{spread}")
     notes.append("delayed_pct: sends that waited for credits, % of the messages, over the whole "
                  "run (warm-ups included); measured_delayed_pct: in the timed part only; "
                  "overhead_se_pct: standard error of overhead_pct from the replicates' spread "
