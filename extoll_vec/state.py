@@ -40,8 +40,9 @@ FIELDS = {
     "pk_dst": (IDX, ("B", "NPK"), 0), "pk_dnode": (IDX, ("B", "NPK"), 0),
     "pk_flits": (I32, ("B", "NPK"), 0), "pk_last": (I32, ("B", "NPK"), 0),
     "pk_pay": (I64, ("B", "NPK"), 0), "pk_aux": (I32, ("B", "NPK"), 0),
-    "pk_aux2": (I32, ("B", "NPK"), 0), "pk_ovc": (I32, ("B", "NPK"), 0),
-    "pk_t0": (TIME, ("B", "NPK"), 0),
+    "pk_aux2": (I32, ("B", "NPK"), 0), "pk_vc": (I32, ("B", "NPK"), 0),
+    "pk_inp": (I32, ("B", "NPK"), 0), "pk_out": (I32, ("B", "NPK"), 0),
+    "pk_ovc": (I32, ("B", "NPK"), 0), "pk_t0": (TIME, ("B", "NPK"), 0),
     "pk_ready": (TIME, ("B", "NPK"), 0), "pk_seq": (I32, ("B", "NPK"), 0), "pk_next": (I32, ("B", "NPK"), -1),
     "pk_meta": (I64, ("B", 2), 0),         # (free-list head, packets alive)
     # routers (kernels/network.py)

@@ -46,6 +46,7 @@ def pk_new(S, b, kind, src, dst, dnode, flits, last, pay, aux, aux2, t):
     S.pk_aux[b, h] = aux
     S.pk_aux2[b, h] = aux2
     S.pk_t0[b, h] = t
+    S.pk_vc[b, h] = 0
     return h
 
 
