@@ -16,6 +16,7 @@ from .registry import Table, target
 
 PATTERN_COLUMNS = ["pattern", "protocol", "slots_per_process", "overhead_pct", "delayed_pct",
                    "reference_us", "replicates", "measured_delayed_pct", "overhead_se_pct"]
+SE_COL = PATTERN_COLUMNS.index("overhead_se_pct")
 LIMIC_COLUMNS = ["group_size", "same_node_pct", "protocol", "slots_per_process", "overhead_pct"]
 EVOLUTION_COLUMNS = ["view", "alltoall", "phase", "phase_ranks", "group", "min_credits",
                      "median_credits", "max_credits"]
@@ -56,7 +57,7 @@ def extoll_patterns(ds, out_dir=None) -> Table:
     for pattern in dict.fromkeys(r[0] for r in rows):
         st, dy = need.get((pattern, "static")), need.get((pattern, "dynamic"))
         ratio = f", ratio {st / dy:.2f}" if st and dy else ""
-        se = [r[8] for r in rows if r[0] == pattern and not math.isnan(r[8])]
+        se = [r[SE_COL] for r in rows if r[0] == pattern and not math.isnan(r[SE_COL])]
         spread = (f"; standard errors {min(se):.1f} to {max(se):.1f} %" if se else
                   "; one run per point: no standard error")
         notes.append(f"{pattern}: overhead <= {FIVE_PCT:g} % from {st} slots per process "
@@ -68,7 +69,7 @@ def extoll_patterns(ds, out_dir=None) -> Table:
     table = Table(f"extoll_patterns: {len(rows)} points", PATTERN_COLUMNS, rows, notes)
     if out_dir is not None:
         pats = list(dict.fromkeys(r[0] for r in rows))
-        fig = _curves(rows, 0, pats, lambda g: g, se_col=8)
+        fig = _curves(rows, 0, pats, lambda g: g, se_col=SE_COL)
         write_outputs(table, fig, out_dir, "extoll_patterns")
     return table
 
