@@ -17,10 +17,10 @@ resolve, and nothing that changes the work). The spread of those times is the no
 of a single-run overhead: differences between two configurations smaller than it say nothing
 about flow control. An overhead compares two such runs, so its noise combines the reference's
 spread with that of the flow-control run (`--protocol static|dynamic --slots N`: 2 credit
-slots, N slots per process, piggybacking off, as bench_flow_control.py runs them). Measured with IMB's two
-statistics: t_max (first rank's start to the last rank's end, what the targets report) and
-t_avg (each rank's own start-to-end time, averaged over ranks). Simulated times are
-deterministic: the figures do not depend on the machine's load.
+slots, N slots per process, piggybacking off, as bench_flow_control.py runs them). Measured
+with IMB's two statistics: t_max (first rank's start to the last rank's end, what the targets
+report) and t_avg (each rank's own start-to-end time, averaged over ranks). Simulated times
+are deterministic: the figures do not depend on the machine's load.
 
 With --skew NS the reruns are replicates as the targets average them: seeds 0, 1, ... with
 workload.start_skew_ns = NS (each rank starts up to NS late, drawn from the seed). Their
