@@ -4,6 +4,7 @@ dynamic credit-based flow control next to the reference run without flow control
     python benchmarks/bench_flow_control.py            # alltoall-1024, 64 and 16 slots/process
     python benchmarks/bench_flow_control.py --quick    # alltoall-256 instead
     python benchmarks/bench_flow_control.py --slots 64 32 16 8
+    python benchmarks/bench_flow_control.py --slots 64 --nic-fifo 100000   # a probe, see below
 
 One process, one batch member per run, kernels loaded before timing. Three figures per run:
 - wall seconds against the reference run (the acceptance figure: at most +30 %);
@@ -17,6 +18,11 @@ One process, one batch member per run, kernels loaded before timing. Three figur
   events per packet: a different, longer simulated run, not slower code.
 2 credit slots, piggybacking off, as in the paper's section 5.3 and 7 experiments. The machine
 is shared: run it on an otherwise idle machine and compare rows of one invocation only.
+
+`--nic-fifo N` runs every case with a NIC injection FIFO of N packets instead of the calibrated
+16 (reference_minimum.py's probe: with 100000 no PIO write ever blocks, and the reference
+becomes the fastest run in simulated time, as the paper assumes). It shows how far the wall
+time follows what the simulated network does rather than the flow-control code.
 """
 from __future__ import annotations
 
@@ -36,10 +42,12 @@ def run(cfg):
     return wall, int(batch.S.delivered[0]), int(batch.S.events[0]), float(res["exec_time_us"][0])
 
 
-def cases(name: str, slots_per_process) -> list[tuple]:
+def cases(name: str, slots_per_process, nic_fifo: int = 0) -> list[tuple]:
     """(protocol, slots per process, config): the reference, then static and dynamic flow
-    control (2 credit slots) at each mailbox size."""
+    control (2 credit slots) at each mailbox size; nic_fifo > 0 replaces the NIC FIFO size."""
     base = get_example(name)
+    if nic_fifo:
+        base = base.replace(**{"network.nic_fifo_packets": nic_fifo})
     n = base.n_ranks
     rows = [("none", "-", base)]
     for slots in slots_per_process:
@@ -59,11 +67,14 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="alltoall-256 instead of alltoall-1024")
     ap.add_argument("--slots", type=int, nargs="+", default=[64, 16],
                     help="mailbox slots per process of the flow-control runs")
+    ap.add_argument("--nic-fifo", type=int, default=0, metavar="N",
+                    help="NIC injection FIFO of N packets in every run (default: the example's)")
     args = ap.parse_args()
     Batch([get_example("tiny")]).run()   # load or compile the kernels outside the timings
     name = "alltoall-256" if args.quick else "alltoall-1024"
-    rows = cases(name, args.slots)
-    print(f"{name}: {rows[0][2].n_ranks} ranks, 2 KB messages, 2 credit slots", flush=True)
+    rows = cases(name, args.slots, args.nic_fifo)
+    print(f"{name}: {rows[0][2].n_ranks} ranks, 2 KB messages, 2 credit slots, NIC FIFO "
+          f"{rows[0][2].network.nic_fifo_packets} packets", flush=True)
     print(f"{'protocol':<9}{'slots':>6}{'wall s':>9}{'vs ref':>9}{'ns/packet':>11}{'vs ref':>9}"
           f"{'ns/event':>10}{'vs ref':>9}{'packets':>13}{'events/pkt':>12}{'simulated us':>14}",
           flush=True)
