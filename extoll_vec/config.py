@@ -98,10 +98,14 @@ class NetworkConfig:
     buffer_flits: int = 40             # input buffer per port and VC, flits
     nic_fifo_packets: int = 16         # NIC injection FIFO, packets (PIO writes land here)
     nic_ejection_flits: int = 40       # NIC ejection buffer, flits (holds packets a full mailbox refuses)
+    nic_packet_ns: float = 0.0         # NIC packet rate: least time between two injected packets
+                                       # (0: link rate only; rounded up to whole cycles)
     rma_packet_bytes: int = 256        # payload of one RMA data packet
 
     def validate(self, pre: str = "network") -> None:
         _check(self.cycle_ns > 0, f"{pre}.cycle_ns", "> 0 nanoseconds", self.cycle_ns)
+        _check(self.nic_packet_ns >= 0, f"{pre}.nic_packet_ns", ">= 0 nanoseconds (0: link rate only)",
+               self.nic_packet_ns)
         for n in ("flit_bytes", "vcs", "nic_fifo_packets", "rma_packet_bytes"):
             _check(getattr(self, n) >= 1, f"{pre}.{n}", "integer >= 1", getattr(self, n))
         for n in ("packet_header_bytes", "link_latency", "router_delay"):
@@ -119,7 +123,9 @@ class NetworkConfig:
 
     @property
     def velo_packet_flits(self) -> int:
-        return self.flits(64 - 8)  # a full 64-byte mailbox slot minus the VELO header
+        # a full 64-byte mailbox slot (8-byte VELO header + 56 bytes of payload) plus the network
+        # header: the kernels' P_PKT_OVERHEAD counts both headers on the wire (engine.py)
+        return self.flits(64)
 
     @property
     def max_packet_flits(self) -> int:
@@ -300,6 +306,12 @@ class LimitsConfig:
         _check(self.no_progress_us > 0, f"{pre}.no_progress_us", "> 0 microseconds", self.no_progress_us)
 
 
+# Fields added after result stores were first written, each with a default that reproduces the
+# model from before it existed. At that default a sweep's identity leaves the field out (so a
+# store written before it existed can still be resumed: RunConfig.identity_dict) and a store
+# without its coordinate reads as holding the default (dataset.open_result).
+ADDED_FIELDS = ("network.nic_packet_ns",)
+
 SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,
             "mpi": MpiConfig, "protocol": ProtocolConfig, "workload": WorkloadConfig,
             "limits": LimitsConfig}
@@ -371,6 +383,17 @@ class RunConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    def identity_dict(self) -> dict:
+        """to_dict() without the ADDED_FIELDS that hold their defaults: what identifies the
+        model a result came from, the same before and after such a field was added."""
+        d = self.to_dict()
+        default = RunConfig()
+        for dotted in ADDED_FIELDS:
+            section, name = dotted.split(".")
+            if getattr(getattr(self, section), name) == getattr(getattr(default, section), name):
+                del d[section][name]
+        return d
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

@@ -44,7 +44,7 @@ import numpy as np
 import xarray as xr
 
 from . import __version__
-from .config import RunConfig, from_dict
+from .config import ADDED_FIELDS, RunConfig, from_dict
 from .dtypes import CTRL_CLASSES, KIND_CLASSES, MAX_MARKS
 from .errors import StoreError
 
@@ -273,10 +273,22 @@ def schema_problems(ds: xr.Dataset) -> list[str]:
             problems.append(f"variable {name} has dtype {v.dtype}, expected {var.dtype}")
     if "kind" not in ds.coords or [str(k) for k in ds["kind"].values] != list(KIND_CLASSES):
         problems.append(f"coordinate kind is not {list(KIND_CLASSES)}")
-    for name, *_ in CONFIG_COORDS:
-        if name not in ds.coords:
+    for name, section, fld, _default in CONFIG_COORDS:
+        if name not in ds.coords and f"{section}.{fld}" not in ADDED_FIELDS:
             problems.append(f"coordinate {name} missing")
     return problems
+
+
+def _add_later_coords(ds: xr.Dataset) -> xr.Dataset:
+    """A store written before a config field existed holds results of the model at that field's
+    default (config.ADDED_FIELDS): give it the coordinate with that value."""
+    for name, section, fld, default in CONFIG_COORDS:
+        if name not in ds.coords and f"{section}.{fld}" in ADDED_FIELDS:
+            ds = ds.assign_coords({name: ("point", _coord_array([default] * ds.sizes["point"],
+                                                                default),
+                                          {"description": f"config parameter {section}.{fld} "
+                                           "(not in the store: written before it existed)"})})
+    return ds
 
 
 def _is_zarr_store(p: Path) -> bool:
@@ -381,4 +393,4 @@ def open_result(path: str | os.PathLike, chunks: Any = None) -> xr.Dataset:
         ds.close()
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise StoreError(path, "not an extoll-vec result: " + "; ".join(problems[:3]) + more)
-    return ds
+    return _add_later_coords(ds)

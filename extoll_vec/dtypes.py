@@ -154,7 +154,8 @@ P_DATA_REGION = 36    # static/dynamic: data region of each mailbox, slots
 P_DYN_REGION = 37     # dynamic: dynamic region (the available slots counter starts here)
 P_PIGGY = 38          # 1: credits are piggybacked on the last VELO packet when it has room
 P_PROGRESS = 39       # packets the MPI progress engine retrieves at most per MPI call
-N_PAR = 40
+P_NIC_GAP = 40       # NIC packet rate: cycles from one injected packet's head to the next's, at least
+N_PAR = 41
 
 # A credit operation (a counter update and compare) costs a few ns of a 2.1 GHz Opteron, well
 # under one 27 ns network cycle; rounding it up to a whole cycle would charge it tenfold. So

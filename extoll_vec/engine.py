@@ -76,6 +76,7 @@ def _params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_WINDOW] = pr.window
     p[D.P_THRESHOLD] = pr.threshold
     p[D.P_NIC_FIFO] = n.nic_fifo_packets
+    p[D.P_NIC_GAP] = c(n.nic_packet_ns)
     p[D.P_BUF_FLITS] = n.buffer_flits
     p[D.P_EJ_FLITS] = n.nic_ejection_flits
     p[D.P_SYNTH] = {"uniform": 1, "permutation": 2}.get(w.kind, 0)

@@ -1,6 +1,7 @@
 """The NIC of each node: injection (PIO FIFO and RMA engine) and ejection (mailbox writes).
 
-Injection: one link to the node's router. The NIC alternates between the PIO FIFO (VELO
+Injection: one link to the node's router, at link rate or at the NIC's packet rate if that is
+slower (network.nic_packet_ns). The NIC alternates between the PIO FIFO (VELO
 packets the ranks wrote) and the RMA engine (rendezvous data it streams on its own), sending a
 packet when the router's input buffer has credits for all of it (virtual cut-through).
 Ejection: packets whose tail arrived wait in the ejection buffer, in arrival order. A VELO packet
@@ -16,7 +17,7 @@ import math
 
 import numpy as np
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_INVARIANT, ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN,
-                               EV_NIC_TX, P_EJ_FLITS, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
+                               EV_NIC_TX, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_MEASURE, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, P_WARMUP, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT)
@@ -76,9 +77,12 @@ def nic_tx(S, T, par, b, n, now):
         nic_release_one(S, b, n, now)
     S.nic_rr[b, n] = 0 if use_rma else 1
     S.nic_cr[b, n] -= L
-    S.nic_busy[b, n] = now + L
+    # the next packet may start when this one has left at link rate and, if the NIC's packet
+    # rate is the slower (network.nic_packet_ns), when its engine is ready again
+    busy = now + max(L, par[b, P_NIC_GAP])
+    S.nic_busy[b, n] = busy
     if S.nq_cnt[b, n] > 0 or S.rq_cnt[b, n] > 0:
-        request_tx(S, b, n, now + L)
+        request_tx(S, b, n, busy)
     router_accept(S, T, par, b, T.node_router[n], T.node_port[n], 0, h, now)
 
 

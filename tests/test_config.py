@@ -55,6 +55,12 @@ MALFORMED = [
      "protocol.threshold"),
     ("buffer-smaller-than-packet", with_changes(network={"buffer_flits": 2}),
      "network.buffer_flits"),
+    # a full VELO packet is 5 flits on the wire (64-byte slot + 8-byte network header), more
+    # than a 32-byte RMA packet's 3
+    ("buffer-smaller-than-velo-packet",
+     with_changes(network={"buffer_flits": 4, "rma_packet_bytes": 32}), "network.buffer_flits"),
+    ("negative-nic-packet-ns", with_changes(network={"nic_packet_ns": -1.0}),
+     "network.nic_packet_ns"),
     ("injection-rate-above-1", with_changes(workload={"kind": "uniform", "injection_rate": 1.5}),
      "workload.injection_rate"),
     ("invalid-yaml-syntax", "topology: {kind: mesh, dims: [2, 2]\nworkload: {ranks: 16}\n",

@@ -207,6 +207,21 @@ def test_open_store_with_wrong_variables(ds, tmp_path):
         open_result(path)
 
 
+def test_store_written_before_a_config_field_existed_reads_its_default(ds, tmp_path):
+    """config.ADDED_FIELDS: a store without network_nic_packet_ns (written before the field
+    existed) opens, with the default beside every point; any other missing coordinate is still
+    an error (negative control)."""
+    path = tmp_path / "old.zarr"
+    ds.drop_vars(["network_nic_packet_ns"]).to_zarr(path, zarr_format=3, consolidated=False)
+    back = open_result(path)
+    assert (back["network_nic_packet_ns"].values == 0.0).all()
+    assert back["network_nic_packet_ns"].dims == ("point",)
+    path2 = tmp_path / "older.zarr"
+    ds.drop_vars(["network_nic_fifo_packets"]).to_zarr(path2, zarr_format=3, consolidated=False)
+    with pytest.raises(StoreError, match="coordinate network_nic_fifo_packets missing"):
+        open_result(path2)
+
+
 @pytest.mark.parametrize("garbage", ["files", "zarr.json", "file"])
 def test_open_corrupt_store(tmp_path, garbage):
     path = tmp_path / "corrupt.zarr"

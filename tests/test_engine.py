@@ -47,6 +47,24 @@ def test_one_packet_arrives_at_closed_form_time(hops, nbytes):
     assert round(res["rank_time_us"][0, hops] * 1000) == expected
 
 
+@pytest.mark.parametrize("gap_ns", [0.0, 4.0, 5.0, 6.0, 9.0, 50.0])
+def test_nic_packet_rate_spaces_the_packets_of_a_message(gap_ns):
+    """network.nic_packet_ns: the NIC starts a packet at most every max(L, gap) cycles, so the
+    37 packets of a 2 KB message arrive 36 x max(L, gap) cycles after the first (zero host
+    costs: the PIO writes cost nothing, the NIC alone paces the stream). L = 5 flits: 64 bytes
+    of mailbox slot and 8 of network header, in 16-byte flits."""
+    def last_arrival(gap):
+        cfg = program_cfg([2], 1, network={"cycle_ns": 1.0, "nic_packet_ns": gap},
+                          host=ZERO_HOST)
+        pb = ProgramBuilder(2)
+        pb.send(0, 1, 2048)
+        pb.recv(1, 0, 2048)
+        return round(run_one(cfg, pb.build("stream"))["rank_time_us"][0, 1] * 1000)
+    L = program_cfg([2], 1).network.velo_packet_flits
+    assert L == 5
+    assert last_arrival(gap_ns) - last_arrival(0.0) == 36 * (max(L, gap_ns) - L)
+
+
 def test_two_messages_keep_their_order_and_packets_are_sequenced():
     cfg = program_cfg([3], 2, mpi={"limic": False})
     pb = ProgramBuilder(6)

@@ -68,6 +68,24 @@ def test_fingerprint_ignores_comments_and_names_but_not_values(tmp_path):
     assert a.fingerprint != c.fingerprint
 
 
+def test_fingerprint_of_a_field_added_later_counts_only_away_from_its_default():
+    """config.ADDED_FIELDS: at its default, network.nic_packet_ns is not part of a sweep's
+    identity, so a store written before the field existed is resumed (the goldens' fingerprints,
+    written before it, guard the same); any other value is."""
+    import hashlib
+    import json
+
+    from extoll_vec.sweep.spec import fingerprint
+    cfg = get_example("tiny")
+    before = cfg.to_dict()
+    del before["network"]["nic_packet_ns"]          # what a config was before the field existed
+    old = hashlib.sha256(json.dumps({"axes": [], "configs": [before]}, sort_keys=True,
+                                    separators=(",", ":")).encode()).hexdigest()
+    assert fingerprint((), (cfg,)) == old
+    assert fingerprint((), (cfg.replace(**{"network.nic_packet_ns": 0.0}),)) == old
+    assert fingerprint((), (cfg.replace(**{"network.nic_packet_ns": 100.0}),)) != old
+
+
 def test_ranges_geometric_and_seed_lists(tmp_path):
     sw = load_sweep(write(tmp_path, """\
         base: {example: tiny, protocol: {name: window}}

@@ -136,9 +136,10 @@ class Sweep:
 
 
 def fingerprint(axes: tuple[Axis, ...], configs: tuple[RunConfig, ...]) -> str:
-    """Identity of a sweep: its axes and resolved configs (not the text, comments or names)."""
+    """Identity of a sweep: its axes and resolved configs (not the text, comments or names;
+    config fields added later count only away from their defaults: config.ADDED_FIELDS)."""
     blob = json.dumps({"axes": [a.to_json() for a in axes],
-                       "configs": [c.to_dict() for c in configs]}, sort_keys=True,
+                       "configs": [c.identity_dict() for c in configs]}, sort_keys=True,
                       separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
