@@ -5,6 +5,7 @@ dynamic credit-based flow control next to the reference run without flow control
     python benchmarks/bench_flow_control.py --quick    # alltoall-256 instead
     python benchmarks/bench_flow_control.py --slots 64 32 16 8
     python benchmarks/bench_flow_control.py --slots 64 --nic-fifo 100000   # a probe, see below
+    python benchmarks/bench_flow_control.py --variant buffered-pio        # a model variant
 
 One process, one batch member per run, kernels loaded before timing. Three figures per run:
 - wall seconds against the reference run (the acceptance figure: at most +30 %);
@@ -23,6 +24,8 @@ is shared: run it on an otherwise idle machine and compare rows of one invocatio
 16 (reference_minimum.py's probe: with 100000 no PIO write ever blocks, and the reference
 becomes the fastest run in simulated time, as the paper assumes). It shows how far the wall
 time follows what the simulated network does rather than the flow-control code.
+`--variant NAME` runs every case under a model variant of examples.MODEL_VARIANTS (its own
+calibration, README: Calibration).
 """
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ import argparse
 import time
 
 from extoll_vec.engine import Batch
-from extoll_vec.examples import get_example
+from extoll_vec.errors import ConfigError
+from extoll_vec.examples import get_example, variant_overrides
 
 
 def run(cfg):
@@ -42,10 +46,13 @@ def run(cfg):
     return wall, int(batch.S.delivered[0]), int(batch.S.events[0]), float(res["exec_time_us"][0])
 
 
-def cases(name: str, slots_per_process, nic_fifo: int = 0) -> list[tuple]:
+def cases(name: str, slots_per_process, nic_fifo: int = 0, variant: str = "") -> list[tuple]:
     """(protocol, slots per process, config): the reference, then static and dynamic flow
-    control (2 credit slots) at each mailbox size; nic_fifo > 0 replaces the NIC FIFO size."""
+    control (2 credit slots) at each mailbox size; under a model variant if one is named;
+    nic_fifo > 0 replaces the NIC FIFO size."""
     base = get_example(name)
+    if variant:
+        base = base.replace(**variant_overrides(variant))
     if nic_fifo:
         base = base.replace(**{"network.nic_fifo_packets": nic_fifo})
     n = base.n_ranks
@@ -69,12 +76,20 @@ def main() -> None:
                     help="mailbox slots per process of the flow-control runs")
     ap.add_argument("--nic-fifo", type=int, default=0, metavar="N",
                     help="NIC injection FIFO of N packets in every run (default: the example's)")
+    ap.add_argument("--variant", default="", metavar="NAME",
+                    help="run every case under this model variant (examples.MODEL_VARIANTS)")
     args = ap.parse_args()
+    if args.variant:
+        try:
+            variant_overrides(args.variant)
+        except ConfigError as exc:
+            ap.error(str(exc))
     Batch([get_example("tiny")]).run()   # load or compile the kernels outside the timings
     name = "alltoall-256" if args.quick else "alltoall-1024"
-    rows = cases(name, args.slots, args.nic_fifo)
+    rows = cases(name, args.slots, args.nic_fifo, args.variant)
     print(f"{name}: {rows[0][2].n_ranks} ranks, 2 KB messages, 2 credit slots, NIC FIFO "
-          f"{rows[0][2].network.nic_fifo_packets} packets", flush=True)
+          f"{rows[0][2].network.nic_fifo_packets} packets, model "
+          f"{args.variant or 'calibrated defaults'}", flush=True)
     print(f"{'protocol':<9}{'slots':>6}{'wall s':>9}{'vs ref':>9}{'ns/packet':>11}{'vs ref':>9}"
           f"{'ns/event':>10}{'vs ref':>9}{'packets':>13}{'events/pkt':>12}{'simulated us':>14}",
           flush=True)

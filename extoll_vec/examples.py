@@ -77,6 +77,30 @@ def tiny() -> RunConfig:
     return _alltoall([2, 2], 16, 4)
 
 
+# Model variants: parameter sets that replace calibrated defaults together, each fitted by
+# analysis/calibration.py to the same two reference times as the defaults (README, Calibration).
+# A sweep spec names one with `base: {variant: NAME}`; the benchmarks take --variant NAME.
+MODEL_VARIANTS: dict[str, dict[str, object]] = {
+    # PIO writes never stall the CPU (an injection FIFO that never fills) and 24-flit router
+    # buffers; fitted with `python -m extoll_vec.analysis.calibration --set
+    # network.nic_fifo_packets=100000 --set network.buffer_flits=24 --scan 0.3` (m = 0.3:
+    # 9, 12 and 22 cycles for a PIO write, a retrieval and a match)
+    "buffered-pio": {
+        "network.nic_fifo_packets": 100_000, "network.buffer_flits": 24,
+        "network.cycle_ns": 29.44, "host.pio_ns": 264.96, "host.retrieve_ns": 353.28,
+        "host.match_ns": 647.68, "host.limic_ns": 4416.0, "host.limic_ns_per_kb": 1118.72,
+    },
+}
+
+
+def variant_overrides(name: str) -> dict[str, object]:
+    """The dotted overrides of a model variant; ConfigError naming the known ones."""
+    if name not in MODEL_VARIANTS:
+        raise ConfigError("variant", f"unknown model variant {name!r}; allowed: "
+                                     f"{', '.join(MODEL_VARIANTS)}")
+    return dict(MODEL_VARIANTS[name])
+
+
 def describe(name: str) -> str:
     return (EXAMPLES[name].__doc__ or "").strip().splitlines()[0]
 

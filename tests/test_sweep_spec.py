@@ -119,6 +119,18 @@ def test_variable_axes_feed_derived_fields(tmp_path):
     assert sw.labels(3) == {"topo": "large", "slots_per_process": 12.5}
 
 
+def test_model_variant_replaces_the_defaults_it_names_and_sections_override_it(tmp_path):
+    from extoll_vec.examples import MODEL_VARIANTS
+    sw = load_sweep(write(tmp_path, "base: {example: tiny, variant: buffered-pio, "
+                                    "network: {buffer_flits: 30}}\n"))
+    cfg = sw.configs[0]
+    want = get_example("tiny").replace(**MODEL_VARIANTS["buffered-pio"])
+    assert cfg.network.nic_fifo_packets == 100_000 and cfg.host == want.host
+    assert cfg.network.cycle_ns == want.network.cycle_ns
+    assert cfg.network.buffer_flits == 30          # the spec's own section wins over the variant
+    assert cfg.topology == want.topology and cfg.workload == want.workload
+
+
 def test_no_axes_is_one_point(tmp_path):
     sw = load_sweep(write(tmp_path, "base: {example: tiny}\n"))
     assert sw.n_points == 1 and sw.shape == () and sw.describe(0) == ""
@@ -134,6 +146,8 @@ def test_no_axes_is_one_point(tmp_path):
      "protocol.mailbox_slots: got 64; allowed: 0 for protocol none"),
     ("base: {example: tiny, workload: {bytes: 3}}\n", ":1:", "workload.bytes: unknown key"),
     ("base: {example: nope}\n", ":1:", "unknown example 'nope'"),
+    ("base: {example: tiny, variant: buffered}\n", ":1:",
+     "unknown model variant 'buffered'; allowed: buffered-pio"),
     ("base: {example: tiny}\naxes:\n  c:\n    zip: {protocol.window: [1, 2], "
      "protocol.threshold: [1]}\n", ":4:5:", "zipped lists differ in length"),
     ("base: {example: tiny}\naxes:\n  protocol.window: [4, 4]\n", ":3:3:",

@@ -223,7 +223,8 @@ def _base(raw: Any, ctx: _Ctx) -> tuple[dict, dict]:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise ctx.error(("base",), "must be a mapping of config sections (and `example`)")
+        raise ctx.error(("base",), "must be a mapping of config sections (and `example`, "
+                                   "`variant`)")
     raw = dict(raw)
     origin: dict[str, tuple] = {}
     if "example" in raw:
@@ -234,7 +235,17 @@ def _base(raw: Any, ctx: _Ctx) -> tuple[dict, dict]:
             raise ctx.error(("base", "example"), exc.message) from None
     else:
         base = RunConfig().to_dict()
-    allowed = list(SECTIONS) + ["seed", "example"]
+    if "variant" in raw:
+        from ..examples import variant_overrides
+        try:
+            over = variant_overrides(raw.pop("variant"))
+        except ConfigError as exc:
+            raise ctx.error(("base", "variant"), exc.message) from None
+        for dotted, value in over.items():
+            sec, name = dotted.split(".")
+            base[sec][name] = value
+            origin[dotted] = ("base", "variant")
+    allowed = list(SECTIONS) + ["seed", "example", "variant"]
     for sec, value in raw.items():
         if sec not in allowed:
             raise ctx.error(("base", sec), f"unknown section; allowed: {', '.join(allowed)}")
