@@ -31,6 +31,7 @@ alltoall per m (about a minute).
     python -m extoll_vec.analysis.calibration --report    # the four cases with the defaults
     python -m extoll_vec.analysis.calibration --set network.nic_fifo_packets=100000 \
         --scan 0.25,0.45,0.6,0.8                          # fit a variant of the model
+    python -m extoll_vec.analysis.calibration --report --variant buffered-pio
 
 `--set` changes the model before the fit (the same SECTION.FIELD=VALUE as `extoll-vec run`), so a
 variant can be tested for whether the paper's times can be fitted at all: the ratio of the two
@@ -42,14 +43,13 @@ the four cases for the defaults in force.
 from __future__ import annotations
 
 import argparse
-import functools
 import math
 import sys
 import time
 
 from ..config import RunConfig
 from ..errors import ExtollVecError
-from ..examples import get_example
+from ..examples import get_example, variant_overrides
 from .extoll_common import measured_us
 
 # case -> (example, paper value in us, fitted?)
@@ -114,6 +114,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m extoll_vec.analysis.calibration",
                                  description="Fit (or with --report, report) the EXTOLL defaults.")
     ap.add_argument("--report", action="store_true", help="the four cases with the defaults in force")
+    ap.add_argument("--variant", default="", metavar="NAME",
+                    help="start from a model variant (examples.MODEL_VARIANTS), e.g. "
+                         "--report --variant buffered-pio")
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                     help="change the model before fitting or reporting (repeatable)")
     ap.add_argument("--scan", default=",".join(map(str, SCAN)),
@@ -127,9 +130,12 @@ def main(argv=None) -> int:
         print(f"calibration: error: --scan: got {args.scan!r}; allowed: comma-separated "
               "numbers > 0", file=sys.stderr)
         return 2
-    variant = functools.partial(_apply_sets, sets=args.set)
+    def variant(cfg):
+        if args.variant:
+            cfg = cfg.replace(**variant_overrides(args.variant))
+        return _apply_sets(cfg, args.set)
     try:
-        variant(get_example("pingpong"))   # a bad --set fails here, before any simulation
+        variant(get_example("pingpong"))   # a bad --variant or --set fails here, before any run
     except ExtollVecError as exc:
         print(f"calibration: error: {exc}", file=sys.stderr)
         return 2
