@@ -113,7 +113,8 @@ def main(argv=None) -> int:
     from ..cli import _apply_sets
     ap = argparse.ArgumentParser(prog="python -m extoll_vec.analysis.calibration",
                                  description="Fit (or with --report, report) the EXTOLL defaults.")
-    ap.add_argument("--report", action="store_true", help="the four cases with the defaults in force")
+    ap.add_argument("--report", action="store_true",
+                    help="the four cases with the defaults in force")
     ap.add_argument("--variant", default="", metavar="NAME",
                     help="start from a model variant (examples.MODEL_VARIANTS), e.g. "
                          "--report --variant buffered-pio")

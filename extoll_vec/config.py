@@ -104,8 +104,8 @@ class NetworkConfig:
 
     def validate(self, pre: str = "network") -> None:
         _check(self.cycle_ns > 0, f"{pre}.cycle_ns", "> 0 nanoseconds", self.cycle_ns)
-        _check(self.nic_packet_ns >= 0, f"{pre}.nic_packet_ns", ">= 0 nanoseconds (0: link rate only)",
-               self.nic_packet_ns)
+        _check(self.nic_packet_ns >= 0, f"{pre}.nic_packet_ns",
+               ">= 0 nanoseconds (0: link rate only)", self.nic_packet_ns)
         for n in ("flit_bytes", "vcs", "nic_fifo_packets", "rma_packet_bytes"):
             _check(getattr(self, n) >= 1, f"{pre}.{n}", "integer >= 1", getattr(self, n))
         for n in ("packet_header_bytes", "link_latency", "router_delay"):
