@@ -60,8 +60,13 @@ def extoll_patterns(ds, out_dir=None) -> Table:
         se = [r[SE_COL] for r in rows if r[0] == pattern and not math.isnan(r[SE_COL])]
         spread = (f"; standard errors {min(se):.1f} to {max(se):.1f} %" if se else
                   "; one run per point: no standard error")
-        notes.append(f"{pattern}: overhead <= {FIVE_PCT:g} % from {st} slots per process "
-                     f"(static), {dy} (dynamic){ratio}{spread}")
+        reach = []
+        for proto, n in (("static", st), ("dynamic", dy)):
+            sizes = [r[2] for r in rows if r[0] == pattern and r[1] == proto]
+            reach.append(str(n) if n is not None else
+                         f"not by {max(sizes)}" if sizes else "no runs")
+        notes.append(f"{pattern}: overhead <= {FIVE_PCT:g} % from {reach[0]} slots per process "
+                     f"(static), {reach[1]} (dynamic){ratio}{spread}")
     notes.append("delayed_pct: sends that waited for credits, % of the messages, over the whole "
                  "run (warm-ups included); measured_delayed_pct: in the timed part only; "
                  "overhead_se_pct: standard error of overhead_pct from the replicates' spread "

@@ -114,3 +114,17 @@ def test_a_spec_without_a_case_axis_names_its_pattern(groups, group_size, want):
     cfg = get_example("alltoall-1024").replace(
         **{"workload.groups": groups, "workload.group_size": group_size})
     assert label(cfg) == want
+
+
+def test_patterns_note_says_when_no_mailbox_reaches_five_percent():
+    """extoll_patterns names, per pattern, the slots per process from which each protocol stays
+    under 5 %; a protocol that never does is reported as not reaching it by the largest size
+    (mailboxes of 4 and 5 slots per process cost far more than 5 % in the 16-rank alltoall)."""
+    from extoll_vec.analysis.extoll_dynamic import extoll_patterns
+    cfgs = [_tiny()] + [_tiny(**{"protocol.name": "static", "protocol.mailbox_slots": 16 * s})
+                        for s in (4, 5)]
+    table = extoll_patterns(simulate(cfgs))
+    assert min(r[3] for r in table.rows) > 5          # the premise: both sizes cost over 5 %
+    pattern = table.rows[0][0]
+    assert table.notes[0].startswith(f"{pattern}: overhead <= 5 % from not by 5 slots per "
+                                     "process (static), no runs (dynamic)"), table.notes[0]
