@@ -20,8 +20,8 @@ Also printed: the busiest link's utilization; a credit-limited run that loads it
 more than the reference did, yet finishes first, ran with less congestion (fewer packets
 blocked in router buffers), not with more bandwidth. `--variant NAME` runs every case under a
 model variant (examples.MODEL_VARIANTS); a probe the variant already makes (a FIFO that never
-fills) is left out. Simulated times are deterministic: the
-figures do not depend on the machine's load.
+fills) is left out. Simulated times are deterministic: the figures do not depend on the
+machine's load.
 """
 from __future__ import annotations
 

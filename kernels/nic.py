@@ -1,9 +1,9 @@
 """The NIC of each node: injection (PIO FIFO and RMA engine) and ejection (mailbox writes).
 
 Injection: one link to the node's router, at link rate or at the NIC's packet rate if that is
-slower (network.nic_packet_ns). The NIC alternates between the PIO FIFO (VELO
-packets the ranks wrote) and the RMA engine (rendezvous data it streams on its own), sending a
-packet when the router's input buffer has credits for all of it (virtual cut-through).
+slower (network.nic_packet_ns). The NIC alternates between the PIO FIFO (VELO packets the ranks
+wrote) and the RMA engine (rendezvous data it streams on its own), sending a packet when the
+router's input buffer has credits for all of it (virtual cut-through).
 Ejection: packets whose tail arrived wait in the ejection buffer, in arrival order. A VELO packet
 is written to its rank's mailbox if a slot is free; otherwise it stays, and with it every
 packet behind it (EXTOLL section 2: the NIC stops accepting, the router holds the packets,
