@@ -110,7 +110,7 @@ def fit(scan=SCAN, log=print, variant=lambda cfg: cfg) -> tuple[float, float]:
 
 
 def main(argv=None) -> int:
-    from ..cli import _apply_sets
+    from ..cli import apply_sets
     ap = argparse.ArgumentParser(prog="python -m extoll_vec.analysis.calibration",
                                  description="Fit (or with --report, report) the EXTOLL defaults.")
     ap.add_argument("--report", action="store_true",
@@ -134,7 +134,7 @@ def main(argv=None) -> int:
     def variant(cfg):
         if args.variant:
             cfg = cfg.replace(**variant_overrides(args.variant))
-        return _apply_sets(cfg, args.set)
+        return apply_sets(cfg, args.set)
     try:
         variant(get_example("pingpong"))   # a bad --variant or --set fails here, before any run
     except ExtollVecError as exc:

@@ -141,7 +141,7 @@ def summary(c: RunConfig, ds, wall_s: float, i: int = 0,
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
 
-def _apply_sets(cfg: RunConfig, sets: Sequence[str]) -> RunConfig:
+def apply_sets(cfg: RunConfig, sets: Sequence[str]) -> RunConfig:
     if not sets:
         return cfg
     import yaml
@@ -185,7 +185,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         cfg = get_example(args.example)
     else:
         cfg = load_yaml(args.config)
-    cfg = _apply_sets(cfg, args.set)
+    cfg = apply_sets(cfg, args.set)
     if args.output is not None:
         from .dataset import check_writable
         check_writable(args.output, args.overwrite)  # fail before simulating, not after
