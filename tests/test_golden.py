@@ -67,3 +67,8 @@ def test_comparison_rules():
     bad = copy.deepcopy(g)
     bad["points"][1]["values"]["packet_latency_cycles_mean"] = 0.0   # NaN (null) only equals NaN
     assert golden.compare(g, bad)
+    stale = copy.deepcopy(g)                 # a golden written before a variable existed
+    del stale["points"][0]["values"]["stall_us_at_mark"]
+    assert golden.compare(stale, g) == [
+        f"point 0 ({g['points'][0]['labels']}): stall_us_at_mark not in the golden data: "
+        "regenerate"]
