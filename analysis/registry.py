@@ -109,7 +109,9 @@ def get_target(name: str) -> Target:
 
 
 def compute(name: str, path=None, out_dir=None) -> Table:
-    """Target `name` from the result store at `path` (None only for targets that need none).
+    """Target `name` from the result store at `path` (None only for targets that need none),
+    or from the completed points of a list of stores read as one (store.open_merged: replicates
+    of one spec spread over stores).
 
     With out_dir, a target whose function takes ``out_dir`` writes its own files there (CSV,
     figures); for any other target the table is written as ``out_dir/NAME.csv``."""
@@ -121,8 +123,9 @@ def compute(name: str, path=None, out_dir=None) -> Table:
     if path is None:
         table = tgt.compute(None, **kwargs)
     else:
-        from ..sweep.store import open_sweep
-        ds = open_sweep(path)
+        from ..sweep.store import open_merged, open_sweep
+        many = isinstance(path, (list, tuple))
+        ds = open_merged(path) if many else open_sweep(path)
         try:
             table = tgt.compute(ds, **kwargs)
         finally:

@@ -1,6 +1,6 @@
-"""`extoll-vec tables NAME [--from STORE.zarr | --out DIR [--quick]] [-o OUT.csv]`: a named
-target from a result store, or from the target's own sweep run into DIR (targets marked
-``needs_store = False`` need neither).
+"""`extoll-vec tables NAME [--from STORE.zarr ... | --out DIR [--quick]] [-o OUT.csv]`: a
+named target from a result store (or several read as one), or from the target's own sweep run
+into DIR (targets marked ``needs_store = False`` need neither).
 
 Kept cheap to import (the CLI imports it on every invocation); the work happens in registry.py
 and the target modules.
@@ -14,8 +14,10 @@ from pathlib import Path
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", nargs="?", metavar="NAME",
                    help="the target to compute; omit it to list the targets")
-    p.add_argument("--from", dest="store", metavar="STORE.zarr",
-                   help="compute from this result store (a sweep or `run -o` store)")
+    p.add_argument("--from", dest="store", metavar="STORE.zarr", action="append",
+                   help="compute from this result store (a sweep or `run -o` store); repeat "
+                        "it to read the completed points of several stores as one (e.g. the "
+                        "same spec run with more seeds into a second store)")
     p.add_argument("-o", "--output", metavar="OUT.csv", help="also write the table as CSV")
     p.add_argument("--out", dest="out_dir", metavar="DIR",
                    help="write NAME.csv and NAME.png into DIR; without --from, first run the "
@@ -38,6 +40,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     tgt = get_target(args.name)  # unknown name: fail before opening anything
     store = args.store
+    if store is not None and len(store) == 1:
+        store = store[0]
     if store is None and tgt.needs_store:
         store = run_target_sweep(tgt, args.out_dir, args.quick, args.cluster, args.workers,
                                  args.quiet)

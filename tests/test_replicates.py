@@ -128,3 +128,52 @@ def test_patterns_note_says_when_no_mailbox_reaches_five_percent():
     pattern = table.rows[0][0]
     assert table.notes[0].startswith(f"{pattern}: overhead <= 5 % from not by 5 slots per "
                                      "process (static), no runs (dynamic)"), table.notes[0]
+
+
+def _fc_and_reference(seeds, **changes):
+    return [_tiny(**{"workload.start_skew_ns": 3000, "seed": s, "protocol.name": proto,
+                     "protocol.mailbox_slots": slots, **changes})
+            for proto, slots in (("none", 0), ("static", 16 * 40)) for s in seeds]
+
+
+def test_replicates_spread_over_stores_are_read_as_one(tmp_path, capsys):
+    """More seeds run later into a second store (`--from A --from B`): the target sees the
+    replicates of both, a seed stored in both counts once, and the result equals one run of
+    all seeds. Stores that do not belong together are refused with one line (exit 2)."""
+    from extoll_vec.analysis.registry import compute
+    from extoll_vec.cli import main
+    from extoll_vec.dataset import write_zarr
+    from extoll_vec.errors import StoreError
+    from extoll_vec.sweep.store import open_merged
+
+    a = write_zarr(simulate(_fc_and_reference((0, 1))), tmp_path / "a.zarr")
+    b_ds = simulate(_fc_and_reference((1, 2)))          # seed 1 again, in another batch
+    b = write_zarr(b_ds, tmp_path / "b.zarr")
+    (whole,) = overheads(simulate(_fc_and_reference((0, 1, 2)), max_batch=6))
+    merged = open_merged([a, b])
+    assert merged.sizes["point"] == 8 and list(merged["point"].values) == list(range(8))
+    (p,) = overheads(merged)
+    assert (p.reps, p.ref_reps) == (3, 3)
+    assert sorted(p.times) == sorted(whole.times)
+    assert sorted(p.ref_times) == sorted(whole.ref_times)
+    assert p.overhead_pct == pytest.approx(whole.overhead_pct, rel=1e-12)
+    assert p.overhead_se_pct == pytest.approx(whole.overhead_se_pct, rel=1e-12)
+    table = compute("extoll_patterns", [str(a), str(b)])
+    assert [r[table.columns.index("replicates")] for r in table.rows] == [3]
+    assert main(["tables", "extoll_patterns", "--from", str(a), "--from", str(b)]) == 0
+    assert " 3 " in capsys.readouterr().out
+
+    # negative control: seed 1's copy with another result (another model version)
+    bad = b_ds.copy(deep=True)
+    bad["exec_time_us"][0] = bad["exec_time_us"][0] * 1.01
+    c = write_zarr(bad, tmp_path / "c.zarr")
+    with pytest.raises(StoreError, match="has the configuration of point 1 of .*a.zarr but "
+                                         "another exec_time_us"):
+        open_merged([a, c])
+    # a store of another machine size
+    d = write_zarr(simulate(_fc_and_reference((3,), **{"workload.ranks": 8, "mpi.ranks_per_node": 2})),
+                   tmp_path / "d.zarr")
+    assert main(["tables", "extoll_patterns", "--from", str(a), "--from", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert "d.zarr: cannot be merged with" in err and "dimension rank" in err
+    assert "Traceback" not in err and err.count("\n") == 1

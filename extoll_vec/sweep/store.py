@@ -264,3 +264,72 @@ def dense(ds):
         labels = np.moveaxis(labels, dims.index(d), 0).reshape(len(a["labels"]), -1)[:, 0]
         coords[d] = xr.Variable((d,), labels, ds[a["coord"]].attrs)
     return xr.Dataset(data_vars, coords=coords, attrs=ds.attrs)
+
+
+def open_merged(paths: Sequence[str | os.PathLike]):
+    """The completed points of several result stores as one Dataset, for the targets that
+    average replicates (analysis/extoll_common.overheads): a sweep extended by more seeds in a
+    second store (the same spec with ``repeat: {count: N, seed: S}`` moved on) is read as if
+    one sweep had run them all. Points renumbered 0..N-1 in the stores' order; attrs
+    ``configs`` lists them (so extoll_common.configs reads them as usual), ``sweep_name`` joins
+    the names, and the other sweep attrs, which describe one spec's grid, are dropped (dense()
+    does not apply). A point present in two stores is simulated identically (determinism) and
+    the targets count a seed once. Raises StoreError naming the store whose variables or sizes
+    differ from the first one's, or the store holding a point whose results differ from its copy
+    in an earlier store (stores of two model versions: merging them would mix two models)."""
+    import xarray as xr
+    if len(paths) == 1:
+        return open_sweep(paths[0])
+    parts, configs, names = [], [], []
+    seen: dict[str, tuple[int, int, int]] = {}   # config -> store, position, point
+    for p in paths:
+        ds = open_sweep(p, completed_only=True)
+        every = json.loads(ds.attrs.get("configs", "[]"))
+        sel = ([int(i) for i in ds["point"].values] if "point" in ds.coords   # a sweep's
+               else list(range(ds.sizes.get("point", 0))))                        # a run's
+        if not sel:
+            raise StoreError(p, "has no completed points to merge")
+        ds = ds.drop_vars([MASK], errors="ignore").load()
+        if parts:
+            first = parts[0]
+            if set(ds.variables) != set(first.variables):
+                diff = sorted(set(ds.variables) ^ set(first.variables))
+                raise StoreError(p, f"cannot be merged with {paths[0]}: variables differ "
+                                    f"({', '.join(diff[:5])}); allowed: stores of the same "
+                                    "kind of sweep (e.g. one spec with other seeds)")
+            for d, n in ds.sizes.items():
+                if d != "point" and first.sizes.get(d) != n:
+                    raise StoreError(p, f"cannot be merged with {paths[0]}: dimension {d} has "
+                                        f"{n} entries there {first.sizes.get(d)}; allowed: "
+                                        "stores whose runs have the same sizes")
+        for j, i in enumerate(sel):
+            key = json.dumps(every[i], sort_keys=True)
+            if key not in seen:
+                seen[key] = (len(parts), j, i)
+            elif seen[key][0] < len(parts):          # a copy in an earlier store
+                k, jk, ik = seen[key]
+                _same_results(parts[k].isel(point=[jk]), ds.isel(point=[j]),
+                              (paths[k], ik), (p, i))
+        configs += [every[i] for i in sel]
+        names.append(ds.attrs.get("sweep_name", Path(p).name))
+        parts.append(ds)
+    merged = xr.concat(parts, dim="point", data_vars="all", coords="different",
+                       compat="equals", join="exact", combine_attrs="drop")
+    merged = merged.assign_coords(point=np.arange(merged.sizes["point"]))
+    attrs = {k: v for k, v in parts[0].attrs.items() if k not in SWEEP_ATTRS}
+    attrs.update(configs=json.dumps(configs), sweep_name=" + ".join(names))
+    merged.attrs = attrs
+    return merged
+
+
+def _same_results(a, b, where_a, where_b) -> None:
+    """Equal configurations simulate bit-identically (a, b: one point each); a copy that
+    differs comes from another version of the model (git_revision says which)."""
+    for name in a.data_vars:
+        if not np.array_equal(a[name].values, b[name].values, equal_nan=True):
+            raise StoreError(where_b[0], f"point {where_b[1]} has the configuration of point "
+                             f"{where_a[1]} of {where_a[0]} but another {name} (git revisions "
+                             f"{a.attrs.get('git_revision', '?')} and "
+                             f"{b.attrs.get('git_revision', '?')}): stores of different model "
+                             "versions cannot be merged; allowed: stores whose equal points "
+                             "hold equal results")
