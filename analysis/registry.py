@@ -98,6 +98,13 @@ def load_targets() -> dict[str, Target]:
         _loaded = True
         for mod in TARGET_MODULES:
             importlib.import_module(mod)
+        # listed in TARGET_MODULES order, whichever module a caller imported first
+        order = sorted(TARGETS.values(),
+                       key=lambda t: TARGET_MODULES.index(t.compute.__module__)
+                       if t.compute.__module__ in TARGET_MODULES else len(TARGET_MODULES))
+        ranked = {t.name: t for t in order}
+        TARGETS.clear()
+        TARGETS.update(ranked)
     return TARGETS
 
 

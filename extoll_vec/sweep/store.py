@@ -289,7 +289,8 @@ def open_merged(paths: Sequence[str | os.PathLike]):
                else list(range(ds.sizes.get("point", 0))))                        # a run's
         if not sel:
             raise StoreError(p, "has no completed points to merge")
-        ds = ds.drop_vars([MASK], errors="ignore").load()
+        opened, ds = ds, ds.drop_vars([MASK], errors="ignore").load()
+        opened.close()
         if parts:
             first = parts[0]
             if set(ds.variables) != set(first.variables):
