@@ -301,8 +301,8 @@ def open_merged(paths: Sequence[str | os.PathLike]):
             for d, n in ds.sizes.items():
                 if d != "point" and first.sizes.get(d) != n:
                     raise StoreError(p, f"cannot be merged with {paths[0]}: dimension {d} has "
-                                        f"{n} entries there {first.sizes.get(d)}; allowed: "
-                                        "stores whose runs have the same sizes")
+                                        f"{n} entries here, {first.sizes.get(d)} there; "
+                                        "allowed: stores whose runs have the same sizes")
         for j, i in enumerate(sel):
             key = json.dumps(every[i], sort_keys=True)
             if key not in seen:
