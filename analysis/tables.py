@@ -40,8 +40,6 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     tgt = get_target(args.name)  # unknown name: fail before opening anything
     store = args.store
-    if store is not None and len(store) == 1:
-        store = store[0]
     if store is None and tgt.needs_store:
         store = run_target_sweep(tgt, args.out_dir, args.quick, args.cluster, args.workers,
                                  args.quiet)
