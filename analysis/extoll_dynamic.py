@@ -9,14 +9,20 @@ from collections import defaultdict
 
 import numpy as np
 
+from ..config import RunConfig
+from ..protocols import extoll_dynamic as ed
+from ..protocols import extoll_static as es
 from .extoll_common import (FC_POINTS, case_labels, completed, configs, delayed_pct, figure,
                             measured_delayed_pct, overheads, require, slots_per_process,
                             write_outputs)
 from .registry import Table, target
 
 PATTERN_COLUMNS = ["pattern", "protocol", "slots_per_process", "overhead_pct", "delayed_pct",
-                   "reference_us", "replicates", "measured_delayed_pct", "overhead_se_pct"]
+                   "reference_us", "replicates", "measured_delayed_pct", "overhead_se_pct",
+                   "eq4_slots"]
 SE_COL = PATTERN_COLUMNS.index("overhead_se_pct")
+MDEL_COL = PATTERN_COLUMNS.index("measured_delayed_pct")
+EQ4_COL = PATTERN_COLUMNS.index("eq4_slots")
 LIMIC_COLUMNS = ["group_size", "same_node_pct", "protocol", "slots_per_process", "overhead_pct"]
 EVOLUTION_COLUMNS = ["view", "alltoall", "phase", "phase_ranks", "group", "min_credits",
                      "median_credits", "max_credits"]
@@ -40,6 +46,36 @@ def slots_for(rows: list[list], limit: float, key, slots_col: int, over_col: int
     return out
 
 
+def active_senders(cfg: RunConfig) -> int:
+    """The most senders one receiver of an alltoall pattern gets VELO data packets from: the
+    other members of its group (consecutive ranks), less the ones on its node if they use
+    LiMIC (section 7.2: no credits)."""
+    w = cfg.workload
+    gs = w.group_size or w.ranks // w.groups
+    if not cfg.mpi.limic:
+        return gs - 1
+    rank = np.arange(w.groups * gs)
+    _, same_node = np.unique(np.stack([rank // gs, rank // cfg.mpi.ranks_per_node]), axis=1,
+                             return_counts=True)
+    return int(gs - same_node.min())
+
+
+def eq4_slots(cfg: RunConfig) -> float:
+    """Slots per process below which some sender of the pattern cannot hold a whole message in
+    the steady flow (Eq. 4 on its credit quota): static, the same for every pattern (Table 2
+    exact); dynamic, with the data region shared among the active senders only
+    (protocols/extoll_dynamic.py). NaN for what it does not cover: rendezvous messages, no
+    VELO sender."""
+    p, w = cfg.protocol, cfg.workload
+    if w.kind != "alltoall" or w.message_bytes > cfg.mpi.eager_threshold:
+        return float("nan")
+    k = cfg.mpi.packets(w.message_bytes)
+    if p.name == "static":
+        return es.stabilizing_slots(p.credit_slots, k, exact=True)
+    active = active_senders(cfg)
+    return ed.stabilizing_slots(cfg.n_ranks, active, p.credit_slots, k) if active else float("nan")
+
+
 @target("extoll_patterns", "EXTOLL Figures 10 and 15: static vs dynamic overhead for alltoall "
         "patterns (1x1024, 512/256/128 + barrier, 2x512, 4x256, 8x128) vs slots per process",
         spec="extoll/patterns")
@@ -48,11 +84,19 @@ def extoll_patterns(ds, out_dir=None) -> Table:
     labels = case_labels(ds)
     rows = sorted(([labels[p.index], p.cfg.protocol.name, slots_per_process(p.cfg),
                     p.overhead_pct, p.mean(lambda i: delayed_pct(ds, i)), p.ref_us, p.reps,
-                    p.mean(lambda i: measured_delayed_pct(ds, i)), p.overhead_se_pct]
+                    p.mean(lambda i: measured_delayed_pct(ds, i)), p.overhead_se_pct,
+                    eq4_slots(p.cfg)]
                    for p in overheads(ds)),
                   key=lambda r: (labels.index(r[0]), r[1], r[2]))
     require(ds, bool(rows), "extoll_patterns", FC_POINTS)
     need = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, 3)
+    calm = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, MDEL_COL)
+
+    def reach(pattern, proto, table):
+        n = table.get((pattern, proto))
+        sizes = [r[2] for r in rows if r[0] == pattern and r[1] == proto]
+        return str(n) if n is not None else f"not by {max(sizes)}" if sizes else "no runs"
+
     notes = []
     for pattern in dict.fromkeys(r[0] for r in rows):
         st, dy = need.get((pattern, "static")), need.get((pattern, "dynamic"))
@@ -60,29 +104,36 @@ def extoll_patterns(ds, out_dir=None) -> Table:
         se = [r[SE_COL] for r in rows if r[0] == pattern and not math.isnan(r[SE_COL])]
         spread = (f"; standard errors {min(se):.1f} to {max(se):.1f} %" if se else
                   "; one run per point: no standard error")
-        reach = []
-        for proto, n in (("static", st), ("dynamic", dy)):
-            sizes = [r[2] for r in rows if r[0] == pattern and r[1] == proto]
-            reach.append(str(n) if n is not None else
-                         f"not by {max(sizes)}" if sizes else "no runs")
-        notes.append(f"{pattern}: overhead <= {FIVE_PCT:g} % from {reach[0]} slots per process "
-                     f"(static), {reach[1]} (dynamic){ratio}{spread}")
+        bound = {r[1]: r[EQ4_COL] for r in rows if r[0] == pattern}
+        eq4 = ", ".join(f"{k} {v:g}" for k, v in sorted(bound.items(), reverse=True)
+                        if not math.isnan(v))
+        notes.append(f"{pattern}: overhead <= {FIVE_PCT:g} % from {reach(pattern, 'static', need)} "
+                     f"slots per process (static), {reach(pattern, 'dynamic', need)} (dynamic)"
+                     f"{ratio}{spread}; delayed sends <= {FIVE_PCT:g} % (timed part) from "
+                     f"{reach(pattern, 'static', calm)} (static), "
+                     f"{reach(pattern, 'dynamic', calm)} (dynamic)"
+                     + (f"; Eq. 4 bound: {eq4}" if eq4 else ""))
     notes.append("delayed_pct: sends that waited for credits, % of the messages, over the whole "
                  "run (warm-ups included); measured_delayed_pct: in the timed part only; "
                  "overhead_se_pct: standard error of overhead_pct from the replicates' spread "
-                 "(NaN: one run per point)")
+                 "(NaN: one run per point); eq4_slots: below it some sender of the pattern "
+                 "cannot hold a whole message in the steady flow (Eq. 4 on its quota; dynamic: "
+                 "the data region shared among the active senders once the idle ones are down "
+                 "to their static slots, protocols/extoll_dynamic.py); a necessary condition "
+                 "for no delayed sends, not a sufficient one")
     table = Table(f"extoll_patterns: {len(rows)} points", PATTERN_COLUMNS, rows, notes)
     if out_dir is not None:
         pats = list(dict.fromkeys(r[0] for r in rows))
-        fig = _curves(rows, 0, pats, lambda g: g, se_col=SE_COL)
+        fig = _curves(rows, 0, pats, lambda g: g, se_col=SE_COL, bound_col=EQ4_COL)
         write_outputs(table, fig, out_dir, "extoll_patterns")
     return table
 
 
 def _curves(rows, group_col: int, groups: list, title, slots_col=2, over_col=3, proto_col=1,
-            se_col=None):
+            se_col=None, bound_col=None):
     """One panel per group: overhead vs slots per process, static and dynamic; with se_col,
-    error bars of one standard error where the replicates give one."""
+    error bars of one standard error where the replicates give one; with bound_col, a dotted
+    vertical line at each protocol's bound, in its colour."""
     ncols = min(len(groups), 4)
     fig, axes = figure(ncols, -(-len(groups) // ncols), width=4.0, height=3.2)
     flat = [ax for row in axes for ax in row]
@@ -92,8 +143,12 @@ def _curves(rows, group_col: int, groups: list, title, slots_col=2, over_col=3, 
                           float("nan") if se_col is None else r[se_col])
                          for r in rows if r[group_col] == g and r[proto_col] == proto)
             x, y, se = ([p[i] for p in pts] for i in range(3))
-            ax.errorbar(x, y, yerr=None if all(math.isnan(e) for e in se) else se, fmt=style,
-                        label=proto, markersize=3, capsize=2)
+            line = ax.errorbar(x, y, yerr=None if all(math.isnan(e) for e in se) else se,
+                               fmt=style, label=proto, markersize=3, capsize=2)
+            bounds = {r[bound_col] for r in rows if bound_col is not None and
+                      r[group_col] == g and r[proto_col] == proto and not math.isnan(r[bound_col])}
+            for b in bounds:
+                ax.axvline(b, color=line[0].get_color(), linestyle=":", linewidth=0.8)
         ax.axhline(FIVE_PCT, color="gray", linewidth=0.6)
         ax.set_title(title(g))
         ax.set_xlabel("slots per process")

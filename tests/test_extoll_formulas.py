@@ -23,6 +23,7 @@ load_targets()
 from extoll_vec.analysis import paper_values as pv  # noqa: E402
 from extoll_vec.analysis.extoll_tables import (MEMORY_COLUMNS, TABLE1_COLUMNS,  # noqa: E402
                                                printed_match, table2_eq5)
+from extoll_vec.protocols import extoll_dynamic as ed  # noqa: E402
 from extoll_vec.protocols import extoll_static as es  # noqa: E402
 
 REQUIRED = {"extoll_table1": ["credit_quota", "credit_slots", "eq1", "formula_a", "formula_b"],
@@ -198,6 +199,38 @@ def test_eq5_vs_exact_eq4(p, s):
     assert e5 - ex == (1 if p % s == 0 else 0)   # the simplification overshoots by one slot
     q = ex - s
     assert es.is_stable(q, s, p) and (q == 1 or not es.is_stable(q - 1, s, p))
+
+
+# ---- sections 6.2-6.4: the dynamic protocol's bound per pattern -----------------------------
+def test_dynamic_bound_of_the_papers_patterns():
+    """1024 ranks, 16 per node with LiMIC, 2 credit slots, 2 KB: a receiver of 1x1024, 2x512,
+    4x256 or 8x128 gets VELO data from 1008, 496, 240 or 112 senders. With every sender active
+    the bound is the static one (Eq. 4 exact, 57); the fewer active, the smaller it is."""
+    want = {1008: 57, 496: 30, 240: 17, 112: 10}
+    assert {a: ed.stabilizing_slots(1024, a, 2) for a in want} == want
+    assert ed.stabilizing_slots(1024, 1023, 2) == es.stabilizing_slots(2, exact=True) == 57
+    # 4x256 at 16 slots: the active senders share 53.15 each (what the simulation's intended
+    # quotas average at the end of the run, README), below Eq. 4's 55 for 2 credit slots
+    assert ed.even_share(16, 1024, 240, 2) == pytest.approx(53.15)
+    assert es.eq4_min_quota(2) == 55
+
+
+@given(st.integers(3, 4096), st.data(), st.integers(1, 5), st.integers(1, 120))
+def test_dynamic_bound_is_the_smallest_buffer_whose_even_share_reaches_eq4(n, data, c, p):
+    a = data.draw(st.integers(1, n - 1))
+    s = ed.stabilizing_slots(n, a, c, p)
+    q = max(es.eq4_min_quota(c, p), c)            # no quota below the static slots (6.3)
+    static = max(es.stabilizing_slots(c, p, exact=True), 2 * c)     # and Eq. 2
+    assert ed.even_share(s, n, a, c) >= q
+    assert s == 2 * c or ed.even_share(s - 1, n, a, c) < q
+    assert s <= static                                       # never above the static bound
+    assert ed.stabilizing_slots(n, n - 1, c, p) == static
+
+
+def test_dynamic_bound_refuses_impossible_sender_counts():
+    for a in (0, 1024):
+        with pytest.raises(ValueError, match="active_senders must be 1..processes - 1"):
+            ed.stabilizing_slots(1024, a, 2)
 
 
 # ---- section 7.5: Eq. 7-8, Table 3 --------------------------------------------------------

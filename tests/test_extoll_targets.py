@@ -103,7 +103,12 @@ def test_extoll_patterns(out):
     assert set(rows[0]) >= {"pattern", "protocol", "slots_per_process", "overhead_pct"}
     assert len(rows) == 5 * 2 * 5
     assert {r["protocol"] for r in rows} == {"static", "dynamic"}
-    finite(rows, "overhead_pct", "delayed_pct", "measured_delayed_pct")
+    finite(rows, "overhead_pct", "delayed_pct", "measured_delayed_pct", "eq4_slots")
+    # Eq. 4 bound: static 57 (2 credit slots, 37 packets) in every pattern; dynamic smaller the
+    # fewer senders a receiver has (64 ranks, 16 per node: 1x64 still has 48 senders)
+    bound = {(r["pattern"], r["protocol"]): float(r["eq4_slots"]) for r in rows}
+    assert {b for (_, proto), b in bound.items() if proto == "static"} == {57}
+    assert [bound[(p, "dynamic")] for p in ("4x16", "2x32", "1x64")] == [15, 28, 55]
 
 
 def test_extoll_components_and_limic(out):
