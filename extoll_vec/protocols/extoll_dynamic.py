@@ -1,6 +1,6 @@
 """EXTOLL dynamic credit-based flow control: where the mailbox can go in a traffic pattern.
 
-Source: ``../shared/seeds/000_c39a29c92d59bfea.txt`` sections 6.2-6.4. Pure arithmetic, no
+Source: ``../shared/seeds/000_c39a29c92d59bfea.txt`` sections 6.2-6.5. Pure arithmetic, no
 simulation; the simulated protocol is kernels/fc_dynamic.py.
 
 The static protocol gives every sender the same credit quota, so the receive buffer at which
@@ -12,7 +12,7 @@ active. Two facts of the paper fix how much an active sender can get:
   data region" (6.2), and credit stealing (Eq. 6, 6.4) takes an idle sender's intended quota
   down to its static slots and no further (6.3: "the minimum credit quota a given sender can
   own at any time");
-- the threshold of Eq. 1 applies to the intended quota (6.6), so a sender whose intended quota
+- the threshold of Eq. 1 is computed on the intended quota (6.5.2), so a sender whose intended quota
   is q holds, in the steady flow of section 5.3, the credits Eq. 4 gives for quota q: enough
   for a whole message only from eq4_min_quota on.
 
@@ -27,7 +27,7 @@ With every sender active it is the static protocol's Eq. 4 bound
 """
 from __future__ import annotations
 
-from .extoll_static import PACKETS_PER_2KB_MESSAGE, _check_positive, eq4_min_quota
+from .extoll_static import PACKETS_PER_2KB_MESSAGE, eq4_min_quota
 
 __all__ = ["active_quota_total", "even_share", "stabilizing_slots"]
 
@@ -52,10 +52,10 @@ def stabilizing_slots(processes: int, active_senders: int, credit_slots: int,
                       packets_per_message: int = PACKETS_PER_2KB_MESSAGE) -> int:
     """Smallest slots per process at which an even share reaches Eq. 4's quota: below it some
     active sender cannot hold a whole message in the steady state (module docstring)."""
-    _check_positive(credit_slots=credit_slots, packets_per_message=packets_per_message)
     _check_senders(processes, active_senders)
     senders = processes - 1
-    # no intended quota goes below the static slots (6.3), whatever Eq. 4 would allow
+    # eq4_min_quota checks credit_slots and packets_per_message. No intended quota goes below
+    # the static slots (6.3), whatever Eq. 4 would allow.
     quota = max(eq4_min_quota(credit_slots, packets_per_message), credit_slots)
     need = quota * active_senders + credit_slots * (senders - active_senders)
     # Eq. 2 (extoll_static.layout): at least credit_slots of data region per process
