@@ -231,6 +231,8 @@ def test_dynamic_bound_refuses_impossible_sender_counts():
     for a in (0, 1024):
         with pytest.raises(ValueError, match="active_senders must be 1..processes - 1"):
             ed.stabilizing_slots(1024, a, 2)
+    with pytest.raises(ValueError, match="credit_slots must be a positive integer"):
+        ed.stabilizing_slots(1024, 240, 0)
 
 
 # ---- section 7.5: Eq. 7-8, Table 3 --------------------------------------------------------
