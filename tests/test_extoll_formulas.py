@@ -227,7 +227,7 @@ def test_dynamic_bound_is_the_smallest_buffer_whose_even_share_reaches_eq4(n, da
     assert ed.stabilizing_slots(n, n - 1, c, p) == static
 
 
-def test_dynamic_bound_refuses_impossible_sender_counts():
+def test_dynamic_bound_refuses_impossible_arguments():
     for a in (0, 1024):
         with pytest.raises(ValueError, match="active_senders must be 1..processes - 1"):
             ed.stabilizing_slots(1024, a, 2)
