@@ -27,7 +27,9 @@ from extoll_vec.protocols import extoll_dynamic as ed  # noqa: E402
 from extoll_vec.protocols import extoll_static as es  # noqa: E402
 
 REQUIRED = {"extoll_table1": ["credit_quota", "credit_slots", "eq1", "formula_a", "formula_b"],
-            "extoll_memory": ["processes", "static_mb", "dynamic_mb"]}
+            "extoll_memory": ["processes", "static_mb", "dynamic_mb"],
+            "extoll_buffer_bounds": ["processes", "groups", "group_size", "active_senders",
+                                     "static_slots", "dynamic_slots", "static_mb", "dynamic_mb"]}
 
 
 def _table(name, **kw):
@@ -233,6 +235,31 @@ def test_dynamic_bound_refuses_impossible_arguments():
             ed.stabilizing_slots(1024, a, 2)
     with pytest.raises(ValueError, match="credit_slots must be a positive integer"):
         ed.stabilizing_slots(1024, 240, 0)
+
+
+def test_buffer_bounds_agree_with_the_patterns_target_and_eq8():
+    """extoll_buffer_bounds at 1024 processes gives what extoll_patterns reports for the
+    paper's alltoall-1024 in k groups; memory is Eq. 8 at the bound; more groups never need
+    more buffer."""
+    from extoll_vec.analysis.extoll_dynamic import eq4_slots
+    from extoll_vec.examples import get_example
+    rows = _table("extoll_buffer_bounds").rows
+    base = get_example("alltoall-1024").replace(**{"protocol.name": "dynamic",
+                                                   "protocol.credit_slots": 2,
+                                                   "protocol.mailbox_slots": 64 * 1024})
+    at_1024 = {r[1]: r[5] for r in rows if r[0] == 1024}
+    assert at_1024 == {1: 57, 2: 30, 4: 17, 8: 10, 16: 7}
+    for k, slots in at_1024.items():
+        cfg = base.replace(**{"workload.groups": k, "workload.group_size": 1024 // k})
+        assert eq4_slots(cfg) == slots
+        assert eq4_slots(cfg.replace(**{"protocol.name": "static"})) == 57
+    for n, k, g, a, st_, dy, s_mb, d_mb, ratio in rows:
+        assert g * k == n and a == g - 16 and st_ == 57 and dy <= st_
+        assert s_mb == es.static_memory_mb(n, 57) and d_mb == es.dynamic_memory_mb(n, dy)
+        assert ratio == pytest.approx(s_mb / d_mb)
+    for n in {r[0] for r in rows}:
+        dyn = [r[5] for r in rows if r[0] == n]
+        assert dyn == sorted(dyn, reverse=True)
 
 
 # ---- section 7.5: Eq. 7-8, Table 3 --------------------------------------------------------
