@@ -1,0 +1,66 @@
+"""How deep the NIC injection FIFOs get, and how long ranks block in PIO writes (issue 3).
+
+    python benchmarks/nic_fifo_depth.py                         # alltoall-256, 16-packet FIFO
+    python benchmarks/nic_fifo_depth.py --fifo 100000           # the probe of reference_minimum.py
+    python benchmarks/nic_fifo_depth.py --variant buffered-pio  # a model variant
+    python benchmarks/nic_fifo_depth.py --full ...              # alltoall-1024 (about 2 minutes)
+
+Runs the reference (protocol none) of the example, one untimed alltoall and one timed, as
+reference_minimum.py does, and samples every 0.1 ms of simulated time the deepest injection
+FIFO of any node and the share of ranks blocked because their node's FIFO is full (a PIO write
+with no room: hardware back-pressure). A FIFO of 100,000 packets was once called one that
+"never fills"; this shows that it fills (README, Calibration: Model variants). Simulated
+figures: they do not depend on the machine's load.
+"""
+from __future__ import annotations
+
+import argparse
+
+from extoll_vec import dtypes as D
+from extoll_vec.engine import Batch
+from extoll_vec.errors import ConfigError
+from extoll_vec.examples import get_example, variant_overrides
+from extoll_vec.kernels import sim
+
+SAMPLE_NS = 100_000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="alltoall-1024 instead of alltoall-256")
+    ap.add_argument("--fifo", type=int, default=0, metavar="N",
+                    help="NIC injection FIFO of N packets (default: the example's or variant's)")
+    ap.add_argument("--variant", default="", metavar="NAME",
+                    help="run under this model variant (examples.MODEL_VARIANTS)")
+    args = ap.parse_args()
+    try:
+        over = variant_overrides(args.variant) if args.variant else {}
+    except ConfigError as exc:
+        ap.error(str(exc))
+    if args.fifo:
+        over["network.nic_fifo_packets"] = args.fifo
+    name = "alltoall-1024" if args.full else "alltoall-256"
+    try:
+        cfg = get_example(name).replace(**{**over, "workload.warmup": 1})
+    except ConfigError as exc:
+        ap.error(str(exc))
+    batch = Batch([cfg])
+    S = batch.S
+    step = max(1, int(SAMPLE_NS / cfg.network.cycle_ns))
+    t, deepest, blocked, samples = 0, 0, 0, 0
+    while True:
+        t += step
+        running = sim.advance(S, batch.T, batch.par, batch.ops, t, None)
+        deepest = max(deepest, int(S.nq_cnt[0].max()))
+        blocked += int((S.rk_wait[0] == D.W_NIC).sum())
+        samples += S.rk_wait.shape[1]
+        if running == 0 or S.status[0] != 0:
+            break
+    print(f"{name}, reference, model {args.variant or 'calibrated defaults'}, NIC FIFO "
+          f"{cfg.network.nic_fifo_packets} packets: deepest FIFO {deepest} packets; ranks "
+          f"blocked in a PIO write {100 * blocked / samples:.1f} % of the samples; "
+          f"{t * cfg.network.cycle_ns / 1e6:.1f} ms simulated")
+
+
+if __name__ == "__main__":
+    main()
