@@ -12,7 +12,7 @@ credit slots, 64 and 16 slots per process), and two probes of why a credit-limit
 faster than the reference in this model:
 
 - `nic_fifo_packets=100000`: a NIC injection FIFO of 100,000 packets instead of 16, so that a
-  CPU rarely blocks in a PIO write (where it cannot run the MPI progress engine). It still
+  CPU blocks less often in a PIO write (where it cannot run the MPI progress engine). It still
   fills: in alltoall-256 ranks spend 9.7 % of their time blocked in PIO writes, against 71 %
   with 16 packets (README, Calibration: Model variants). The part of the gap it closes
   is the CPU overlap a credit stall gives (a rank waiting for credits polls its mailbox).
