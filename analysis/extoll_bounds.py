@@ -42,7 +42,7 @@ def bound_rows(processes=PROCESSES, groups=GROUPS, ranks_per_node: int = RANKS_P
             g = n // k
             if n % k or g % ranks_per_node or g <= ranks_per_node:
                 continue
-            active = g - ranks_per_node     # the group's ranks on other nodes (LiMIC)
+            active = ed.alltoall_active_senders(k, g, ranks_per_node)
             dyn = ed.stabilizing_slots(n, active, credit_slots, packets_per_message)
             s_mb, d_mb = es.static_memory_mb(n, static), es.dynamic_memory_mb(n, dyn)
             rows.append([n, k, g, active, static, dyn, s_mb, d_mb, s_mb / d_mb])

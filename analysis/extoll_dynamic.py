@@ -47,17 +47,11 @@ def slots_for(rows: list[list], limit: float, key, slots_col: int, over_col: int
 
 
 def active_senders(cfg: RunConfig) -> int:
-    """The most senders one receiver of an alltoall pattern gets VELO data packets from: the
-    other members of its group (consecutive ranks), less the ones on its node if they use
-    LiMIC (section 7.2: no credits)."""
+    """The most senders one receiver of the config's alltoall pattern gets VELO data packets
+    from (protocols/extoll_dynamic.alltoall_active_senders)."""
     w = cfg.workload
-    gs = w.group_size or w.ranks // w.groups
-    if not cfg.mpi.limic:
-        return gs - 1
-    rank = np.arange(w.groups * gs)
-    _, same_node = np.unique(np.stack([rank // gs, rank // cfg.mpi.ranks_per_node]), axis=1,
-                             return_counts=True)
-    return int(gs - same_node.min())
+    return ed.alltoall_active_senders(w.groups, w.group_size or w.ranks // w.groups,
+                                      cfg.mpi.ranks_per_node, cfg.mpi.limic)
 
 
 def eq4_slots(cfg: RunConfig) -> float:

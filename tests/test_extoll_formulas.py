@@ -208,6 +208,11 @@ def test_dynamic_bound_of_the_papers_patterns():
     """1024 ranks, 16 per node with LiMIC, 2 credit slots, 2 KB: a receiver of 1x1024, 2x512,
     4x256 or 8x128 gets VELO data from 1008, 496, 240 or 112 senders. With every sender active
     the bound is the static one (Eq. 4 exact, 57); the fewer active, the smaller it is."""
+    assert [ed.alltoall_active_senders(k, 1024 // k, 16) for k in (1, 2, 4, 8)] == [
+        1008, 496, 240, 112]
+    assert ed.alltoall_active_senders(4, 256, 16, limic=False) == 255
+    # a group of 24: 16 ranks on one node, 8 on the next; the latter see 16 senders elsewhere
+    assert ed.alltoall_active_senders(1, 24, 16) == 16
     want = {1008: 57, 496: 30, 240: 17, 112: 10}
     assert {a: ed.stabilizing_slots(1024, a, 2) for a in want} == want
     assert ed.stabilizing_slots(1024, 1023, 2) == es.stabilizing_slots(2, exact=True) == 57

@@ -27,9 +27,23 @@ With every sender active it is the static protocol's Eq. 4 bound
 """
 from __future__ import annotations
 
+from collections import Counter
+
 from .extoll_static import PACKETS_PER_2KB_MESSAGE, eq4_min_quota
 
-__all__ = ["active_quota_total", "even_share", "stabilizing_slots"]
+__all__ = ["alltoall_active_senders", "active_quota_total", "even_share", "stabilizing_slots"]
+
+
+def alltoall_active_senders(groups: int, group_size: int, ranks_per_node: int,
+                            limic: bool = True) -> int:
+    """The most senders one receiver of `groups` concurrent alltoalls of `group_size`
+    consecutive ranks gets credit-consuming packets from: the other members of its group, less
+    the ones on its node if they use LiMIC (section 7.2: no credits)."""
+    if not limic:
+        return group_size - 1
+    same_node = Counter((r // group_size, r // ranks_per_node)
+                        for r in range(groups * group_size))
+    return group_size - min(same_node.values())
 
 
 def active_quota_total(slots_per_process: int, processes: int, active_senders: int,
