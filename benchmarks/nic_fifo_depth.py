@@ -18,32 +18,21 @@ import argparse
 
 from extoll_vec import dtypes as D
 from extoll_vec.engine import Batch
-from extoll_vec.errors import ConfigError
-from extoll_vec.examples import get_example, variant_overrides
 from extoll_vec.kernels import sim
+from reference_minimum import add_example_options, example_config
 
 SAMPLE_NS = 100_000
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--full", action="store_true", help="alltoall-1024 instead of alltoall-256")
+    add_example_options(ap)
     ap.add_argument("--fifo", type=int, default=0, metavar="N",
                     help="NIC injection FIFO of N packets (default: the example's or variant's)")
-    ap.add_argument("--variant", default="", metavar="NAME",
-                    help="run under this model variant (examples.MODEL_VARIANTS)")
     args = ap.parse_args()
-    try:
-        over = variant_overrides(args.variant) if args.variant else {}
-    except ConfigError as exc:
-        ap.error(str(exc))
-    if args.fifo:
-        over["network.nic_fifo_packets"] = args.fifo
+    cfg = example_config(ap, args,
+                         **({"network.nic_fifo_packets": args.fifo} if args.fifo else {}))
     name = "alltoall-1024" if args.full else "alltoall-256"
-    try:
-        cfg = get_example(name).replace(**{**over, "workload.warmup": 1})
-    except ConfigError as exc:
-        ap.error(str(exc))
     batch = Batch([cfg])
     S = batch.S
     step = max(1, int(SAMPLE_NS / cfg.network.cycle_ns))

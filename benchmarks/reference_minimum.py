@@ -50,18 +50,29 @@ def cases(n: int) -> list[tuple[str, dict]]:
             ("none, progress 0", prog0), ("static 16, progress 0", fc("static", 16, **prog0))]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_example_options(ap: argparse.ArgumentParser) -> None:
+    """--full and --variant, read by example_config (also nic_fifo_depth.py)."""
     ap.add_argument("--full", action="store_true", help="alltoall-1024 instead of alltoall-256")
     ap.add_argument("--variant", default="", metavar="NAME",
                     help="run every case under this model variant (examples.MODEL_VARIANTS)")
-    args = ap.parse_args()
+
+
+def example_config(ap: argparse.ArgumentParser, args, **more):
+    """alltoall-256 (or -1024 with --full), one untimed alltoall before the timed one, under
+    --variant and then `more` (dotted overrides); a bad variant or value exits through ap."""
     try:
         over = variant_overrides(args.variant) if args.variant else {}
+        return get_example("alltoall-1024" if args.full else "alltoall-256").replace(
+            **{"workload.warmup": 1, **over, **more})
     except ConfigError as exc:
         ap.error(str(exc))
-    base = get_example("alltoall-1024" if args.full else "alltoall-256").replace(
-        **{"workload.warmup": 1, **over})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_example_options(ap)
+    args = ap.parse_args()
+    base = example_config(ap, args)
     print(f"{'alltoall-1024' if args.full else 'alltoall-256'}, 2 KB, one timed alltoall after "
           f"a warm-up one, model {args.variant or 'calibrated defaults'}", flush=True)
     print(f"{'case':<28}{'time us':>12}{'vs none':>10}{'busiest link':>14}", flush=True)
