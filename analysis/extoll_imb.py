@@ -13,6 +13,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from ..protocols.catalogue import CREDIT_PROTOCOLS
 from .extoll_common import (FC_POINTS, completed, figure, overheads, require,
                             slots_per_process, write_outputs)
 from .registry import Table, target
@@ -63,7 +64,7 @@ def extoll_imb(ds, out_dir=None) -> Table:
         worst = max(rs, key=lambda r: r[5])
         rows.append([proto, s, float(np.mean([r[5] for r in rs])), len(rs), worst[5], worst[0]])
     need = {proto: crossing([(r[1], r[2]) for r in rows if r[0] == proto], HEADLINE_PCT)
-            for proto in ("static", "dynamic")}
+            for proto in CREDIT_PROTOCOLS}
     st, dy = need["static"], need["dynamic"]
     ratio = f"{st / dy:.2f}x" if st and dy else "n/a"
     notes = [f"slots per process for a {HEADLINE_PCT:g} % average overhead: static "
@@ -75,7 +76,7 @@ def extoll_imb(ds, out_dir=None) -> Table:
     if out_dir is not None:
         fig, axes = figure(2, 1, width=6.0, height=4.0)
         a, b = axes[0]
-        for proto, style in (("static", "o-"), ("dynamic", "s-")):
+        for proto, style in zip(CREDIT_PROTOCOLS, ("o-", "s-")):
             pts = sorted((r[1], r[2]) for r in rows if r[0] == proto)
             a.plot([x for x, _ in pts], [y for _, y in pts], style, label=proto)
         a.axhline(HEADLINE_PCT, color="gray", linewidth=0.6)
@@ -87,7 +88,7 @@ def extoll_imb(ds, out_dir=None) -> Table:
         benches = sorted({r[0] for r in per})
         small = min({r[2] for r in per})
         x = np.arange(len(benches))
-        for k, proto in enumerate(("static", "dynamic")):
+        for k, proto in enumerate(CREDIT_PROTOCOLS):
             vals = [next((r[5] for r in per if r[0] == bm and r[1] == proto and r[2] == small),
                          np.nan) for bm in benches]
             b.bar(x + (k - 0.5) * 0.4, vals, 0.4, label=f"{proto}, {small} slots")

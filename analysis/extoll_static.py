@@ -19,6 +19,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..protocols import extoll_static as es
+from ..protocols.catalogue import CREDIT_PROTOCOLS
 from . import paper_values as pv
 from .extoll_common import (FC_POINTS, case_labels, completed, configs, delayed_pct, figure,
                             measured, measured_delayed_pct, overheads, rank_sum, require,
@@ -261,9 +262,9 @@ def extoll_components(ds, out_dir=None) -> Table:
     table = Table(f"extoll_components: {len(rows)} points", COMPONENT_COLUMNS, rows, notes)
     if out_dir is not None:
         cases = list(dict.fromkeys(r[0] for r in rows))
-        fig, axes = figure(len(cases), 2, width=4.5, height=3.4)
+        fig, axes = figure(len(cases), len(CREDIT_PROTOCOLS), width=4.5, height=3.4)
         for j, case in enumerate(cases):
-            for k, proto in enumerate(("static", "dynamic")):
+            for k, proto in enumerate(CREDIT_PROTOCOLS):
                 pts = [r for r in rows if r[0] == case and r[1] == proto]
                 ax = axes[k][j]
                 s = [r[2] for r in pts]

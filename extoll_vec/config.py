@@ -17,10 +17,10 @@ import yaml
 
 from .dtypes import MAX_VCS
 from .errors import ConfigError
+from .formulas import VELO_HEADER_BYTES, VELO_PAYLOAD_BYTES, eager_packets, packet_flits
+from .protocols.catalogue import CREDIT_PROTOCOLS, PROTOCOL_NAMES as PROTOCOLS, protocol
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
-PROTOCOLS = ("none", "backpressure", "window", "static", "dynamic")
-CREDIT_PROTOCOLS = ("static", "dynamic")   # EXTOLL credit-based flow control (sections 5-6)
 WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
              "program")
 IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast",
@@ -118,14 +118,20 @@ class NetworkConfig:
         _check(self.nic_ejection_flits >= mx, f"{pre}.nic_ejection_flits",
                f">= {mx} (the largest packet)", self.nic_ejection_flits)
 
+    @property
+    def packet_overhead_bytes(self) -> int:
+        """Bytes every packet carries on the wire besides its payload: the VELO header and the
+        network header (the kernels' P_PKT_OVERHEAD)."""
+        return VELO_HEADER_BYTES + self.packet_header_bytes
+
     def flits(self, payload_bytes: int) -> int:
-        return max(1, -(-(payload_bytes + self.packet_header_bytes) // self.flit_bytes))
+        """Flits of a packet with payload_bytes of payload, as the kernels size it."""
+        return packet_flits(payload_bytes, self.packet_overhead_bytes, self.flit_bytes)
 
     @property
     def velo_packet_flits(self) -> int:
-        # a full 64-byte mailbox slot (8-byte VELO header + 56 bytes of payload) plus the network
-        # header: the kernels' P_PKT_OVERHEAD counts both headers on the wire (engine.py)
-        return self.flits(64)
+        """A full VELO packet: a 64-byte mailbox slot plus the network header."""
+        return self.flits(VELO_PAYLOAD_BYTES)
 
     @property
     def max_packet_flits(self) -> int:
@@ -162,7 +168,7 @@ class MpiConfig:
     ranks_per_node: int = 16
     eager_threshold: int = 2048   # bytes; larger messages use rendezvous over RMA
     header_bytes: int = 16        # MPI header prepended to the first VELO packet
-    velo_payload: int = 56        # bytes of payload per VELO packet (64-byte slot)
+    velo_payload: int = VELO_PAYLOAD_BYTES   # bytes of payload per VELO packet (56: 64-byte slot)
     limic: bool = True            # same-node ranks use shared memory (LiMIC)
 
     def validate(self, pre: str = "mpi") -> None:
@@ -171,12 +177,13 @@ class MpiConfig:
                self.eager_threshold)
         _check(0 <= self.header_bytes < self.velo_payload, f"{pre}.header_bytes",
                f"0..{self.velo_payload - 1}", self.header_bytes)
-        _check(1 <= self.velo_payload <= 56, f"{pre}.velo_payload", "1..56 bytes", self.velo_payload)
+        _check(1 <= self.velo_payload <= VELO_PAYLOAD_BYTES, f"{pre}.velo_payload",
+               f"1..{VELO_PAYLOAD_BYTES} bytes", self.velo_payload)
         _check(isinstance(self.limic, bool), f"{pre}.limic", "true | false", self.limic)
 
     def packets(self, nbytes: int) -> int:
         """VELO packets of an eager message: header + payload in velo_payload-byte pieces."""
-        return max(1, -(-(self.header_bytes + nbytes) // self.velo_payload))
+        return eager_packets(nbytes, self.header_bytes, self.velo_payload)
 
 
 @dataclass(frozen=True)
@@ -208,8 +215,8 @@ class ProtocolConfig:
         _check(1 <= self.credit_slots <= 16, f"{pre}.credit_slots", "1..16", self.credit_slots)
         _check(isinstance(self.piggyback, bool), f"{pre}.piggyback", "true | false", self.piggyback)
         _check(not self.piggyback or self.name in CREDIT_PROTOCOLS, f"{pre}.piggyback",
-               f"false for protocol {self.name} (piggybacking is part of static and dynamic)",
-               self.piggyback)
+               f"false for protocol {self.name} (piggybacking is part of "
+               f"{' and '.join(CREDIT_PROTOCOLS)})", self.piggyback)
 
 
 @dataclass(frozen=True)
@@ -369,16 +376,13 @@ class RunConfig:
         return 0 if self.workload.synthetic else self.workload.ranks
 
     def effective(self) -> "RunConfig":
-        """The config with every field its protocol ignores reset to the default: configs with
-        equal effective() simulate identically (the sweep runner computes such points once).
-        none/backpressure ignore window, threshold, credit_slots and piggyback; window ignores
-        credit_slots and piggyback; static/dynamic ignore window and threshold."""
+        """The config with every field its protocol ignores (protocols/catalogue.py,
+        `parameters`) reset to the default: configs with equal effective() simulate identically
+        (the sweep runner computes such points once)."""
         p, d = self.protocol, ProtocolConfig()
-        keep = {"none": (), "backpressure": (), "window": ("window", "threshold"),
-                "static": ("credit_slots", "piggyback"),
-                "dynamic": ("credit_slots", "piggyback")}[p.name]
-        unused = {f: getattr(d, f) for f in ("window", "threshold", "credit_slots", "piggyback")
-                  if f not in keep}
+        used = protocol(p.name).parameters
+        unused = {f.name: getattr(d, f.name) for f in fields(ProtocolConfig)
+                  if f.name != "name" and f.name not in used}
         return dataclasses.replace(self, protocol=dataclasses.replace(p, **unused))
 
     def to_dict(self) -> dict:

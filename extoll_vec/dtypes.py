@@ -104,14 +104,12 @@ ERR_NAMES = {ERR_DEADLOCK: "deadlock", ERR_NO_PROGRESS: "no progress",
              ERR_INVARIANT: "invariant broken", ERR_MAX_CYCLES: "max cycles reached",
              ERR_PROGRAM: "malformed program"}
 
-# ---- protocol ids (kernels dispatch on these; see extoll_vec/protocols) -------------------------
+# ---- protocol ids (kernels dispatch on these; names and properties: protocols/catalogue.py) ----
 PROTO_NONE = 0          # unlimited mailbox, no software flow control (the papers' reference)
 PROTO_BACKPRESSURE = 1  # finite mailbox, EXTOLL hardware back-pressure only
 PROTO_WINDOW = 2        # fixed credit window per peer (a trivial plug-in used by the tests)
 PROTO_STATIC = 3        # EXTOLL static credit-based flow control (paper section 5)
 PROTO_DYNAMIC = 4       # EXTOLL dynamic credit-based flow control (paper section 6)
-PROTOCOL_IDS = {"none": PROTO_NONE, "backpressure": PROTO_BACKPRESSURE, "window": PROTO_WINDOW,
-                "static": PROTO_STATIC, "dynamic": PROTO_DYNAMIC}
 
 # ---- per-member parameter vector (int64 [batch, N_PAR], times in cycles) ------------------------
 P_LINK_LAT = 0        # link latency
@@ -127,10 +125,10 @@ P_EAGER = 9           # eager threshold, bytes
 P_MPI_HDR = 10        # MPI header bytes in the first VELO packet
 P_VELO_PAYLOAD = 11   # payload bytes per VELO packet
 P_FLIT_BYTES = 12
-P_PKT_OVERHEAD = 13   # bytes added to a VELO packet's payload on the wire (VELO + network header)
+P_PKT_OVERHEAD = 13   # bytes added to a packet's payload on the wire (VELO + network header)
 P_RMA_BYTES = 14      # payload bytes per RMA data packet
 P_MAILBOX = 15        # mailbox slots per rank (logical capacity)
-P_MAILBOX_HARD = 16   # 1: a full mailbox is an error (protocol none), 0: hardware back-pressure
+P_MAILBOX_HARD = 16   # 1: a full mailbox is an error (catalogue mailbox_hard), 0: back-pressure
 P_PROTO = 17          # protocol id
 P_WINDOW = 18         # window protocol: credits per pair
 P_THRESHOLD = 19      # window protocol: retrieved packets per credit packet

@@ -87,8 +87,8 @@ FIELDS = {
     "gq": (I32, ("B", "NR", "GQ", 4), 0), "gq_head": (I32, ("B", "NR"), 0), "gq_cnt": (I32, ("B", "NR"), 0),
     "cq": (I32, ("B", "NR", "CQ"), 0), "cq_head": (I32, ("B", "NR"), 0), "cq_cnt": (I32, ("B", "NR"), 0),
     # per (rank, peer): the in-order check's sequence numbers, then the flow-control fields
-    "fc": (I32, ("B", "NR", "NR", "K"), 0),     # kernels/fc_fields.py
-    "fcr": (I32, ("B", "NR", "KR"), 0),         # per rank: kernels/fc_fields.py
+    "fc": (I32, ("B", "NR", "NR", "K"), 0),     # protocols/fc_layout.py
+    "fcr": (I32, ("B", "NR", "KR"), 0),         # per rank: protocols/fc_layout.py
     "st_ctrl": (CNT, ("B", "NR", N_CT), 0),     # control packets written, by type (CT_*)
     "st_fccpu": (TIME, ("B", "NR"), 0),         # CPU cycles spent on flow control
     "rk_fcfrac": (I64, ("B", "NR"), 0),         # credit-operation time not yet a whole cycle

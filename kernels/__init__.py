@@ -3,11 +3,12 @@
 Numba keys a cached function on its own source file only: a change in a helper it inlines
 from another module, or in a constant of ``extoll_vec.dtypes`` frozen into it, would load the
 stale machine code. So the cache lives in a directory named after a hash of every kernel
-source, ``dtypes.py`` and the numba version: any change compiles afresh, and processes of the
-same version (Dask workers, later runs) share one cache. The directory is
-``$EXTOLL_VEC_CACHE_DIR`` or ``$NUMBA_CACHE_DIR`` or ``kernels/__pycache__`` (if writable,
-else ``~/.cache/extoll-vec``), plus ``numba-<hash>``. Other ``numba-*`` siblings are removed
-(in ``kernels/__pycache__`` at once; in a shared root once unused for a week).
+source, of the Numba-free modules the kernels compile or take constants from (``dtypes.py``,
+``formulas.py``, ``protocols/fc_layout.py``) and of the numba version: any change compiles
+afresh, and processes of the same version (Dask workers, later runs) share one cache. The
+directory is ``$EXTOLL_VEC_CACHE_DIR`` or ``$NUMBA_CACHE_DIR`` or ``kernels/__pycache__`` (if
+writable, else ``~/.cache/extoll-vec``), plus ``numba-<hash>``. Other ``numba-*`` siblings are
+removed (in ``kernels/__pycache__`` at once; in a shared root once unused for a week).
 """
 import hashlib
 import os
@@ -19,9 +20,12 @@ import numba
 from numba.core import config as _numba_config
 
 from extoll_vec import dtypes as _dtypes
+from extoll_vec import formulas as _formulas
+from extoll_vec.protocols import fc_layout as _fc_layout
 
 _HERE = Path(__file__).resolve().parent
-_SOURCES = sorted(_HERE.glob("*.py")) + [Path(_dtypes.__file__)]
+_SOURCES = sorted(_HERE.glob("*.py")) + [Path(m.__file__)
+                                          for m in (_dtypes, _formulas, _fc_layout)]
 
 
 def source_digest() -> str:

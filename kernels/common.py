@@ -1,16 +1,21 @@
 """Small pieces shared by the network, NIC and host kernels: the packet pool, the NIC
-injection FIFO and waking a rank. All functions take (S, b) = state and batch member."""
+injection FIFO, waking a rank, and the packet arithmetic of extoll_vec/formulas.py compiled
+for them. The functions on state take (S, b) = state and batch member."""
+from extoll_vec import formulas
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, EV_NIC_TX, EV_RANK, P_FLIT_BYTES,
                                P_NIC_FIFO, P_PKT_OVERHEAD, P_SYNTH, W_NIC)
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.wheel import schedule
 
+# the configuration's checks and sizes call the same functions uncompiled
+message_packets = inner(formulas.message_packets)
+packet_flits = inner(formulas.packet_flits)
+
 
 @inner
 def flits_of(par, b, payload_bytes):
     """Flits of a packet on the wire: payload plus VELO and network headers (one cycle each)."""
-    fb = par[b, P_FLIT_BYTES]
-    return max(1, (payload_bytes + par[b, P_PKT_OVERHEAD] + fb - 1) // fb)
+    return packet_flits(payload_bytes, par[b, P_PKT_OVERHEAD], par[b, P_FLIT_BYTES])
 
 
 @inner

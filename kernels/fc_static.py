@@ -12,7 +12,7 @@ A send that finds no credits writes what it can and waits (the host kernel). Pig
 sender, when there is room, and the counter restarts.
 
 Parameters (per member): P_QUOTA, P_THRESH, P_CREDIT_SLOTS, P_DATA_REGION (see
-extoll_vec.protocols.extoll_static.layout). Fields: kernels/fc_fields.py.
+extoll_vec.protocols.extoll_static.layout). Fields: extoll_vec/protocols/fc_layout.py.
 """
 from extoll_vec.dtypes import (CT_CREDIT, CT_PIGGYBACK, CT_REQUEST, CT_RESPONSE, ERR_INVARIANT,
                                P_CREDIT_SLOTS, P_DATA_REGION, P_QUOTA, P_THRESH, PIGGYBACK_MAX,

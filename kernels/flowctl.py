@@ -15,7 +15,7 @@ operations x par[P_CREDIT] in 1/2**CREDIT_FRAC_BITS cycles: host.fc_cycles turns
                                      withheld (the protocol queues it again later)
 - piggyback(r, dst)                  credits riding on the last, partly filled packet to dst
 Protocols queue control packets themselves (fc_fields.queue_ctrl); the host writes them
-before any data. State: fc int32 [B, NR, NR, K] and fcr int32 [B, NR, KR] (fc_fields.py).
+before any data. State: fc int32 [B, NR, NR, K] and fcr int32 [B, NR, KR] (protocols/fc_layout.py).
 
 Protocols:
 - none / backpressure: always may send; no control packets.
@@ -30,7 +30,7 @@ from extoll_vec.kernels.fc_fields import (F_CURRENT, F_OWNED, F_QUEUED, F_RETRIE
                                           queue_ctrl)
 from extoll_vec.kernels.jit import inner
 
-# window fields (its own three; fc_fields documents the credit protocols' layout)
+# window fields (its own three; protocols/fc_layout.py documents the credit protocols' layout)
 F_CREDITS = F_OWNED
 
 

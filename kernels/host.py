@@ -18,9 +18,10 @@ credits writes what it can and waits, polling its mailbox: EXTOLL 5.2), queues c
 it has room for them (5.4). CPU cycles spent on flow control (credit operations, writing and
 retrieving control packets) are counted in st_fccpu; control packets by type in st_ctrl.
 
-Messages: eager (<= threshold) = ceil((16 + bytes) / 56) VELO packets into the receiver's mailbox;
-rendezvous = one VELO request, then the receiver's NIC pulls RMA data that bypasses the mailbox;
-LiMIC (same node) = no packet, the receiver pays a copy cost when it matches.
+Messages (formulas.message_packets): eager (<= threshold) = ceil((16 + bytes) / 56) VELO packets
+into the receiver's mailbox; rendezvous = one VELO request, then the receiver's NIC pulls RMA
+data that bypasses the mailbox; LiMIC (same node) = no packet, the receiver pays a copy cost
+when it matches.
 Matching is MPI's: a receive takes the oldest unmatched message of its source (one FIFO per
 source); ANY_SOURCE takes the oldest over all sources (by arrival sequence number).
 """
@@ -34,7 +35,8 @@ from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_P
                                PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
                                W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
-from extoll_vec.kernels.common import flits_of, nic_block_rank, nic_full, nic_push, pk_new, wake_rank
+from extoll_vec.kernels.common import (flits_of, message_packets, nic_block_rank, nic_full,
+                                      nic_push, pk_new, wake_rank)
 from extoll_vec.kernels.fc_fields import CQ_TYPE, F_OWNED, F_SEQ_TX
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.wheel import schedule
@@ -228,11 +230,7 @@ def _post_send(S, T, par, b, r, dst, nbytes, now):
     if d < 0 or S.sq_cnt[b, r] >= SQ:
         S.status[b] |= ERR_QUEUE
         return -1
-    if nbytes > par[b, P_EAGER]:
-        npk = 1
-    else:
-        pay = par[b, P_VELO_PAYLOAD]
-        npk = max(1, (par[b, P_MPI_HDR] + nbytes + pay - 1) // pay)
+    npk = message_packets(nbytes, par[b, P_MPI_HDR], par[b, P_VELO_PAYLOAD], par[b, P_EAGER])
     S.sd_state[b, r, d] = SD_WRITING
     S.sd_dst[b, r, d] = dst
     S.sd_bytes[b, r, d] = nbytes

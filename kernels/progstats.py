@@ -2,6 +2,7 @@
 import numpy as np
 
 from extoll_vec.dtypes import OP_END, OP_ENDLOOP, OP_ISEND, OP_LOOP, OP_SEND
+from extoll_vec.kernels.common import message_packets
 from extoll_vec.kernels.jit import analysis
 
 
@@ -27,8 +28,7 @@ def inbound(ops, starts, n_ranks, hdr, payload, eager):
                 m = mult[depth]
             elif op == OP_SEND or op == OP_ISEND:
                 dst = ops[pc, 1]
-                nb = ops[pc, 2]
                 msgs[dst] += m
-                pkts[dst] += m * (1 if nb > eager else max(1, (hdr + nb + payload - 1) // payload))
+                pkts[dst] += m * message_packets(ops[pc, 2], hdr, payload, eager)
             pc += 1
     return msgs, pkts

@@ -239,3 +239,29 @@ def test_every_extoll_vec_error_is_one_line(monkeypatch, capsys, exc):
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and captured.err.startswith("extoll-vec: error: ")
     assert "Traceback" not in captured.err and captured.out == ""
+
+
+# ---- single definitions the configuration shares with the kernels ----------------------------
+
+def test_protocol_catalogue_is_the_one_list_of_protocols():
+    from extoll_vec.config import CREDIT_PROTOCOLS, PROTOCOLS, ProtocolConfig
+    from extoll_vec.protocols.catalogue import CATALOGUE, protocol, protocol_with_id
+    assert PROTOCOLS == tuple(CATALOGUE) and CREDIT_PROTOCOLS == ("static", "dynamic")
+    settable = {f.name for f in dataclasses.fields(ProtocolConfig)} - {"name"}
+    for p in CATALOGUE.values():
+        assert protocol_with_id(p.kernel_id) is p is protocol(p.name)
+        assert set(p.parameters) <= settable
+        assert p.credit == (p.name in CREDIT_PROTOCOLS)
+    with pytest.raises(ValueError, match="unknown protocol"):
+        protocol("credit")
+
+
+def test_packet_sizes_follow_the_kernels_convention():
+    """Payload + 8-byte VELO header + network header, in whole flits (extoll_vec/formulas.py):
+    a 248-byte RMA packet is 264 bytes on the wire, 17 flits of 16 bytes, so a 16-flit buffer
+    cannot hold it (virtual cut-through)."""
+    cfg = RunConfig(network=dataclasses.replace(RunConfig().network, rma_packet_bytes=248))
+    assert cfg.network.max_packet_flits == 17 and cfg.network.velo_packet_flits == 5
+    with pytest.raises(ConfigError, match="network.buffer_flits"):
+        cfg.replace(**{"network.buffer_flits": 16})
+    assert cfg.mpi.packets(2048) == 37 and cfg.mpi.packets(0) == 1

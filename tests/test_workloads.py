@@ -1,5 +1,7 @@
 """Rank programs: encoding, generators and static analysis (fast, no kernels)."""
+import ast
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -415,3 +417,65 @@ def test_uniform_destinations():
     assert d.dtype == np.int32 and (d == -1).all() and d.shape == (64,)
     with pytest.raises(ValueError):
         synthetic_destinations("tornado", 64, 3)
+
+
+# ---- module structure ----------------------------------------------------------------------------
+
+def workload_imports(pkg_dir: Path) -> dict[str, set[tuple[str, str]]]:
+    """For every module of the package: (module, name) of each import of a sibling module, at
+    any depth of the file (a function-level import closes a circle as well)."""
+    edges: dict[str, set[tuple[str, str]]] = {}
+    for path in sorted(pkg_dir.glob("*.py")):
+        mod = path.stem
+        edges[mod] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom) or node.level != 1:
+                continue
+            for alias in node.names:
+                if node.module is None:        # from . import sibling
+                    edges[mod].add((alias.name, ""))
+                else:                          # from .sibling import name
+                    edges[mod].add((node.module.split(".")[0], alias.name))
+    return edges
+
+
+def import_cycles(edges: dict[str, set[tuple[str, str]]]) -> list[list[str]]:
+    graph = {m: {t for t, _ in targets if t in edges and t != "__init__"}
+             for m, targets in edges.items() if m != "__init__"}
+    cycles, state = [], {}
+
+    def visit(m, stack):
+        state[m] = "open"
+        for t in sorted(graph[m]):
+            if state.get(t) == "open":
+                cycles.append(stack[stack.index(t):] + [t])
+            elif t not in state:
+                visit(t, stack + [t])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    return cycles
+
+
+WORKLOADS_DIR = Path(__file__).resolve().parents[1] / "extoll_vec" / "workloads"
+
+
+def test_workload_modules_import_no_circle_and_no_private_names():
+    edges = workload_imports(WORKLOADS_DIR)
+    assert {"build", "common", "patterns", "multiphase", "imb"} <= set(edges)
+    assert import_cycles(edges) == []
+    private = sorted(f"{m} imports {name} from .{t}" for m, targets in edges.items()
+                     for t, name in targets if name.startswith("_"))
+    assert private == []
+
+
+def test_import_cycle_check_finds_a_circle(tmp_path):
+    """Negative control: a generator importing the dispatch back is caught."""
+    for path in WORKLOADS_DIR.glob("*.py"):
+        (tmp_path / path.name).write_text(path.read_text())
+    multiphase = tmp_path / "multiphase.py"
+    multiphase.write_text(multiphase.read_text()
+                          + "\n\ndef _f():\n    from .build import build_program\n")
+    assert ["build", "multiphase", "build"] in import_cycles(workload_imports(tmp_path))

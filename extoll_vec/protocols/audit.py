@@ -3,7 +3,7 @@
 ``credit_problems(fc, fcr, par)`` works on one member's arrays at any time between kernel calls
 (the tests call it mid-run); ``quiescent_problems`` adds what must hold once a run is over
 (nothing in flight, every compulsory request answered). Both return human-readable problems
-(empty: all is well). Field meanings: kernels/fc_fields.py.
+(empty: all is well). Field meanings: fc_layout.py.
 
 Static, for every sender s and receiver r (s != r):
     owned(s->r) + packets in flight or in r's mailbox + retrieved-not-returned(r<-s)
@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from extoll_vec.kernels import fc_fields as F
+from . import fc_layout as F
+from .catalogue import protocol_with_id
 
 
 def _pairs(fc: np.ndarray, field: int) -> np.ndarray:
@@ -36,7 +37,7 @@ def _first(mask: np.ndarray) -> tuple[int, int]:
 def credit_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list[str]:
     """fc int32 [NR, NR, K], fcr int32 [NR, KR], par int64 [N_PAR] of one member."""
     proto = int(par[D.P_PROTO])
-    if proto not in (D.PROTO_STATIC, D.PROTO_DYNAMIC):
+    if not protocol_with_id(proto).credit:
         return []
     n = fc.shape[0]
     off = ~np.eye(n, dtype=bool)
@@ -93,7 +94,7 @@ def quiescent_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list
     """credit_problems plus what holds when the run is over."""
     out = credit_problems(fc, fcr, par)
     proto = int(par[D.P_PROTO])
-    if proto not in (D.PROTO_STATIC, D.PROTO_DYNAMIC):
+    if not protocol_with_id(proto).credit:
         return out
     n = fc.shape[0]
     off = ~np.eye(n, dtype=bool)

@@ -70,8 +70,9 @@ Ambiguities and the choices made here
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from ..formulas import VELO_PAYLOAD_BYTES, eager_packets
 
 __all__ = [
     "MailboxLayout", "layout", "MB", "VELO_PAYLOAD_BYTES", "MPI_HEADER_BYTES", "PACKETS_PER_2KB_MESSAGE",
@@ -84,7 +85,6 @@ __all__ = [
 ]
 
 MB = 2 ** 20                # Table 3's megabyte (see ambiguity 7 of the module docstring)
-VELO_PAYLOAD_BYTES = 56     # section 2 / 5.3: VELO packet payload
 MPI_HEADER_BYTES = 16       # section 5.3: MPI header prepended to the payload
 PACKETS_PER_2KB_MESSAGE = 37  # section 5.3: ceil((2048 + 16) / 56)
 
@@ -274,11 +274,12 @@ def layout(mailbox_slots: int, processes: int, credit_slots: int) -> MailboxLayo
 # ---- section 5.3: receive buffer at which the overhead stabilizes ----------------------------
 def velo_packets(message_bytes: int = 2048, header_bytes: int = MPI_HEADER_BYTES,
                  payload_bytes: int = VELO_PAYLOAD_BYTES) -> int:
-    """VELO packets per MPI message (section 5.3): ``ceil((message + header) / payload)``.
+    """VELO packets per MPI message (section 5.3): ``ceil((message + header) / payload)``, at
+    least one (formulas.eager_packets, the count the simulator uses).
 
     The defaults (2 KB, 16-byte header, 56-byte payload) give the paper's 37.
     """
-    return math.ceil((message_bytes + header_bytes) / payload_bytes)
+    return eager_packets(message_bytes, header_bytes, payload_bytes)
 
 
 def sender_steady_credits(credit_quota: int, credit_slots: int) -> int:

@@ -4,18 +4,22 @@
     multi_pingpong(...), alltoall_groups(...)   the paper's generators (5.3, 7.2)
     multiphase(...)                        multi-phase alltoalls (7.3)
     imb_program(n, benchmark, bytes, it)   Intel MPI Benchmarks (7.4; algorithms in mpi_coll)
-    barrier_rows(ranks)                    dissemination barrier rows to splice into programs
+    barrier_rows(ranks), alltoall_rows(...)   row blocks to splice into programs
     synthetic_destinations(kind, n, seed)  per-node destinations for network-only traffic
     skewed(prog, cfg)                      prog with the config's start skew (each rank starts late)
     ProgramBuilder                         write programs by hand (send/recv/loop/...)
     check_balanced(prog), max_outstanding(prog), validate_program(prog)   static analysis
+
+Modules: program.py (encoding, builder, analysis), collectives.py (row blocks), common.py
+(marks, argument check), the generators patterns.py, multiphase.py, imb.py (with mpi_coll.py,
+mpi_rooted.py), and build.py, the dispatch from a RunConfig, the one module that imports them.
 """
-from .collectives import barrier_rounds, barrier_rows
+from .build import build_program, skewed, snapshot_count, start_delays_ns
+from .collectives import alltoall_rows, barrier_rounds, barrier_rows
+from .common import MARK_DONE, MARK_START
 from .imb import IMB_BENCHMARKS, imb_program
 from .multiphase import multiphase, paper_phases, phase_mark
-from .patterns import (MARK_DONE, MARK_START, alltoall_groups, alltoall_rows, build_program,
-                       multi_pingpong, skewed, snapshot_count, start_delays_ns,
-                       synthetic_destinations)
+from .patterns import alltoall_groups, multi_pingpong, synthetic_destinations
 from .program import (Program, ProgramBuilder, assemble, assemble_blocks, check_balanced, empty_program,
                       make_program, max_outstanding, message_counts, snapshot_counts,
                       validate_program, with_start_delays)

@@ -5,7 +5,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..dtypes import OP_ISEND, OP_RECV, OP_WAITALL
+from ..dtypes import OP_ISEND, OP_RECV, OP_SEND, OP_WAITALL
 
 
 def barrier_rounds(n: int) -> int:
@@ -41,3 +41,18 @@ def barrier_rows(ranks: Sequence[int] | np.ndarray, nbytes: int = 0) -> np.ndarr
         out[:, :, 1, 2] = nbytes
         out[:, :, 2, 0] = OP_WAITALL
     return out.reshape(n, 3 * rounds, 4)
+
+
+def alltoall_rows(groups: int, group_size: int, message_bytes: int) -> np.ndarray:
+    """One non-optimized alltoall in each of `groups` groups of `group_size` consecutive ranks
+    from rank 0: int32 [groups*group_size, 2*(group_size-1), 4]. Member i SENDs message_bytes to
+    i+1, i+2, ..., i-1 (mod group_size, within its group), then RECVs from them in that order."""
+    gs, m = group_size, group_size - 1
+    rel = (np.arange(gs)[:, None] + np.arange(1, gs)[None, :]) % gs   # [gs, gs-1] rotating order
+    peers = (np.arange(groups)[:, None, None] * gs + rel[None]).reshape(groups * gs, m)
+    out = np.zeros((groups * gs, 2 * m, 4), np.int32)
+    out[:, :m, 0] = OP_SEND
+    out[:, m:, 0] = OP_RECV
+    out[:, :, 1] = np.concatenate([peers, peers], axis=1)
+    out[:, :, 2] = message_bytes
+    return out

@@ -66,7 +66,7 @@ from ..config import IMB_BENCHMARKS
 from ..dtypes import OP_ENDLOOP, OP_LOOP, OP_MARK
 from . import mpi_coll as C
 from . import mpi_rooted as T
-from .patterns import MARK_DONE, MARK_START, _int_arg
+from .common import MARK_DONE, MARK_START, int_arg
 from .program import Program, assemble
 
 ROOTED = ("Reduce", "Bcast", "Gather", "Scatter", "Gatherv", "Scatterv")
@@ -118,9 +118,9 @@ def _looped(blocks: list[np.ndarray], count: int) -> list[np.ndarray]:
 def imb_program(n_ranks: int, benchmark: str, message_bytes: int, iterations: int,
                 warmup: int = 0) -> Program:
     """Rank programs of one IMB benchmark over all n_ranks ranks (see the module docstring)."""
-    n = _int_arg("n_ranks", n_ranks, 2)
-    nbytes = _int_arg("message_bytes", message_bytes, 0)
-    iterations = _int_arg("iterations", iterations, 1)
+    n = int_arg("n_ranks", n_ranks, 2)
+    nbytes = int_arg("message_bytes", message_bytes, 0)
+    iterations = int_arg("iterations", iterations, 1)
     algo, one = imb_algorithm(benchmark, n, nbytes)   # ValueError for an unknown benchmark
     if benchmark in ROOTED:
         rounds, rest = divmod(iterations, n)

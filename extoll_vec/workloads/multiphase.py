@@ -34,8 +34,8 @@ from typing import Sequence
 import numpy as np
 
 from ..dtypes import MAX_MARKS, OP_ENDLOOP, OP_LOOP, OP_MARK, OP_SNAPSHOT
-from .collectives import barrier_rows
-from .patterns import MARK_DONE, MARK_START, _int_arg, alltoall_rows
+from .collectives import alltoall_rows, barrier_rows
+from .common import MARK_DONE, MARK_START, int_arg
 from .program import Program, assemble
 
 PAPER_PHASES = (1024, 256, 512, 1024, 512, 256, 1024)
@@ -57,11 +57,11 @@ def multiphase(n_ranks: int, phases: Sequence[int] | None, message_bytes: int,
                iterations: int) -> Program:
     """Rank programs of the multi-phase alltoall (module docstring); phases None or empty =
     paper_phases(n_ranks)."""
-    n = _int_arg("n_ranks", n_ranks, 2)
+    n = int_arg("n_ranks", n_ranks, 2)
     phases = tuple(phases) if phases else paper_phases(n)
-    phases = tuple(_int_arg("ranks of a phase", q, 2, n) for q in phases)
-    message_bytes = _int_arg("message_bytes", message_bytes, 0)
-    iterations = _int_arg("iterations", iterations, 1)
+    phases = tuple(int_arg("ranks of a phase", q, 2, n) for q in phases)
+    message_bytes = int_arg("message_bytes", message_bytes, 0)
+    iterations = int_arg("iterations", iterations, 1)
     bar = barrier_rows(np.arange(n))                                  # [n, 3*rounds, 4]
     loop = np.array([[OP_LOOP, iterations, 0, 0]], np.int32)
     endloop = np.array([[OP_ENDLOOP, 0, 0, 0]], np.int32)

@@ -1,27 +1,12 @@
-"""Workload generators (EXTOLL paper, sections 5.3 and 7) and synthetic traffic destinations."""
+"""Workload generators (EXTOLL paper, sections 5.3 and 7.2) and synthetic traffic destinations."""
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 
-from ..config import RunConfig
-from ..dtypes import OP_ENDLOOP, OP_LOOP, OP_MARK, OP_RECV, OP_SEND
-from ..errors import ConfigError
-from .collectives import barrier_rows
-from .program import (I32_MAX, Program, ProgramBuilder, assemble_blocks, empty_program,
-                      with_start_delays)
-
-# Phase marks written by the generators (marks[rank, index]).
-MARK_START = 0   # the rank starts its workload
-MARK_DONE = 1    # the rank finished its communication phase (before any final barrier)
-
-
-def _int_arg(name: str, value, lo: int, hi: int = I32_MAX) -> int:
-    v = int(value)
-    if v != value or not lo <= v <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
-    return v
+from ..dtypes import OP_ENDLOOP, OP_LOOP, OP_MARK
+from .collectives import alltoall_rows, barrier_rows
+from .common import MARK_DONE, MARK_START, int_arg
+from .program import Program, ProgramBuilder, assemble_blocks
 
 
 def multi_pingpong(n_ranks: int, ranks_per_node: int, src_node: int, dst_node: int, pairs: int,
@@ -34,19 +19,19 @@ def multi_pingpong(n_ranks: int, ranks_per_node: int, src_node: int, dst_node: i
     rank's program is just OP_END. With warmup > 0 each pair first exchanges `warmup` untimed
     round trips.
     """
-    rpn = _int_arg("ranks_per_node", ranks_per_node, 1)
-    n_ranks = _int_arg("n_ranks", n_ranks, 1)
+    rpn = int_arg("ranks_per_node", ranks_per_node, 1)
+    n_ranks = int_arg("n_ranks", n_ranks, 1)
     n_nodes = n_ranks // rpn
     if n_nodes * rpn != n_ranks:
         raise ValueError(f"n_ranks ({n_ranks}) must be a multiple of ranks_per_node ({rpn})")
-    src_node = _int_arg("src_node", src_node, 0, n_nodes - 1)
-    dst_node = _int_arg("dst_node", dst_node, 0, n_nodes - 1)
+    src_node = int_arg("src_node", src_node, 0, n_nodes - 1)
+    dst_node = int_arg("dst_node", dst_node, 0, n_nodes - 1)
     if src_node == dst_node:
         raise ValueError(f"src_node and dst_node must differ, both are {src_node}")
-    pairs = _int_arg("pairs", pairs, 1, rpn)
-    message_bytes = _int_arg("message_bytes", message_bytes, 0)
-    iterations = _int_arg("iterations", iterations, 1)
-    warmup = _int_arg("warmup", warmup, 0)
+    pairs = int_arg("pairs", pairs, 1, rpn)
+    message_bytes = int_arg("message_bytes", message_bytes, 0)
+    iterations = int_arg("iterations", iterations, 1)
+    warmup = int_arg("warmup", warmup, 0)
 
     b = ProgramBuilder(n_ranks)
     for i in range(pairs):
@@ -65,21 +50,6 @@ def multi_pingpong(n_ranks: int, ranks_per_node: int, src_node: int, dst_node: i
             b.mark(me, MARK_DONE)
     return b.build(f"multi_pingpong: {pairs} pair(s) node {src_node} <-> node {dst_node}, "
                    f"{message_bytes} B x {iterations}")
-
-
-def alltoall_rows(groups: int, group_size: int, message_bytes: int) -> np.ndarray:
-    """One non-optimized alltoall in each of `groups` groups of `group_size` consecutive ranks
-    from rank 0: int32 [groups*group_size, 2*(group_size-1), 4]. Member i SENDs message_bytes to
-    i+1, i+2, ..., i-1 (mod group_size, within its group), then RECVs from them in that order."""
-    gs, m = group_size, group_size - 1
-    rel = (np.arange(gs)[:, None] + np.arange(1, gs)[None, :]) % gs   # [gs, gs-1] rotating order
-    peers = (np.arange(groups)[:, None, None] * gs + rel[None]).reshape(groups * gs, m)
-    out = np.zeros((groups * gs, 2 * m, 4), np.int32)
-    out[:, :m, 0] = OP_SEND
-    out[:, m:, 0] = OP_RECV
-    out[:, :, 1] = np.concatenate([peers, peers], axis=1)
-    out[:, :, 2] = message_bytes
-    return out
 
 
 def alltoall_groups(n_ranks: int, groups: int, group_size: int, message_bytes: int,
@@ -102,15 +72,15 @@ def alltoall_groups(n_ranks: int, groups: int, group_size: int, message_bytes: i
     so 16 of the g group ranks (itself included) are on each member's node: 50, 25, 12.5 and
     6.25 % for g = 32, 64, 128, 256; with mpi.limic those 15 peers are reached through LiMIC.
     """
-    n_ranks = _int_arg("n_ranks", n_ranks, 1)
-    groups = _int_arg("groups", groups, 1)
-    gs = _int_arg("group_size", group_size, 0) or n_ranks // groups
+    n_ranks = int_arg("n_ranks", n_ranks, 1)
+    groups = int_arg("groups", groups, 1)
+    gs = int_arg("group_size", group_size, 0) or n_ranks // groups
     if gs < 2 or gs * groups > n_ranks:
         raise ValueError(f"need group_size >= 2 and groups x group_size <= n_ranks ({n_ranks}); "
                          f"got {groups} x {gs}")
-    message_bytes = _int_arg("message_bytes", message_bytes, 0)
-    iterations = _int_arg("iterations", iterations, 1)
-    warmup = _int_arg("warmup", warmup, 0)
+    message_bytes = int_arg("message_bytes", message_bytes, 0)
+    iterations = int_arg("iterations", iterations, 1)
+    warmup = int_arg("warmup", warmup, 0)
     members = groups * gs
 
     bar = barrier_rows(np.arange(n_ranks))                       # [n_ranks, 3*rounds, 4]
@@ -156,53 +126,3 @@ def synthetic_destinations(kind: str, n_nodes: int, seed: int) -> np.ndarray:
         p = rng.permutation(n)
         if not np.any(p == idx):
             return p.astype(np.int32)
-
-
-def start_delays_ns(n_ranks: int, skew_ns: int, seed: int) -> np.ndarray:
-    """When each rank starts (workload.start_skew_ns), int64 [n_ranks] ns, uniform in
-    0..skew_ns, from numpy.random.Generator(PCG64([seed, 1])): a stream of its own (stream 0,
-    PCG64(seed), draws the synthetic permutations), fixed by the seed alone, so a point
-    starts alike in any batch, on any worker."""
-    rng = np.random.Generator(np.random.PCG64([int(seed), 1]))
-    return rng.integers(0, int(skew_ns), size=int(n_ranks), endpoint=True)
-
-
-def skewed(prog: Program, cfg: RunConfig) -> Program:
-    """prog with cfg's start skew applied (workload.start_skew_ns; 0: prog itself)."""
-    if cfg.workload.start_skew_ns == 0 or prog.n_ranks == 0:
-        return prog
-    return with_start_delays(prog, start_delays_ns(prog.n_ranks, cfg.workload.start_skew_ns,
-                                                   cfg.seed))
-
-
-def snapshot_count(cfg: RunConfig) -> int:
-    """Credit snapshots (OP_SNAPSHOT) the busiest rank of cfg's program takes: one before every
-    alltoall of a multiphase run (rank 0, section 7.3), none elsewhere. Known without building
-    the program, so a sweep store can be sized up front."""
-    w = cfg.workload
-    return len(w.phase_ranks) * w.iterations if w.kind == "multiphase" else 0
-
-
-def build_program(cfg: RunConfig) -> Program:
-    """The rank programs of a validated run configuration (dispatch on workload.kind)."""
-    w = cfg.workload
-    if w.synthetic:
-        return empty_program(f"{w.kind}: network-only traffic, no rank programs")
-    if w.kind == "multi_pingpong":
-        from ..topology import build, node_pair_at_hops
-        src, dst = node_pair_at_hops(build(cfg.topology), w.hops)
-        prog = multi_pingpong(w.ranks, cfg.mpi.ranks_per_node, int(src), int(dst), w.pairs,
-                              w.message_bytes, w.iterations, w.warmup)
-        return dataclasses.replace(prog, description=f"{prog.description} ({w.hops} hop(s))")
-    if w.kind == "alltoall":
-        return alltoall_groups(w.ranks, w.groups, w.group_size, w.message_bytes, w.iterations,
-                               w.warmup)
-    if w.kind == "multiphase":
-        from .multiphase import multiphase
-        return multiphase(w.ranks, w.phase_ranks, w.message_bytes, w.iterations)
-    if w.kind == "imb":
-        from .imb import imb_program
-        return imb_program(w.ranks, w.benchmark, w.message_bytes, w.iterations, w.warmup)
-    raise ConfigError("workload.kind", f"{w.kind!r} programs are written in Python "
-                      "(ProgramBuilder) and passed to the engine; build_program cannot make one "
-                      "from the configuration")

@@ -1,0 +1,135 @@
+"""The run loop: a batch of configs of equal shapes becomes one set of arrays that one kernel
+call advances for every member; simulate() splits any list of configs into such batches and
+gathers their results into one Dataset, a `point` per config, in order."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .. import dtypes as D
+from ..config import RunConfig
+from ..dataset import SCHEMA, build_dataset, pad_points, result_sizes
+from ..errors import ConfigError, SimulationError
+from ..state import allocate
+from ..topology import build as build_topology
+from ..workloads import build_program, skewed, snapshot_counts, synthetic_destinations
+from extoll_vec.kernels import progstats, sim
+from .diagnostics import check_invariants, describe_error
+from .params import cycles, member_params, topo_arrays
+from .results import RESULT_VARIABLES, results
+from .sizing import ProgramFigures, check_widths, mailbox_capacity, shape_key, state_sizes
+
+
+class Batch:
+    """The arrays of one batch: topology (shared), programs and parameters (per member), state."""
+
+    def __init__(self, configs: Sequence[RunConfig], programs: Sequence | None = None):
+        keys = {shape_key(c) for c in configs}
+        if len(keys) != 1:
+            raise ValueError("a batch needs configs of equal shapes (engine.shape_key)")
+        self.configs = list(configs)
+        c0 = configs[0]
+        self.topology = build_topology(c0.topology)
+        self.T = topo_arrays(self.topology, c0)
+        B, NR = len(configs), c0.n_ranks
+        # workload.kind "program": the caller hands in hand-written Programs, one per config
+        programs = list(programs) if programs is not None else [build_program(c) for c in configs]
+        if len(programs) != B:
+            raise ValueError("one Program per config")
+        programs = [skewed(p, c) for p, c in zip(programs, configs)]
+        rows = max(max(len(p.ops) for p in programs), 1)
+        self.ops = np.zeros((B, rows, 4), np.int32)
+        self.starts = np.zeros((B, max(NR, 1)), np.int32)[:, :NR]
+        figs = []
+        for b, (cfg, prog) in enumerate(zip(configs, programs)):
+            ops = prog.ops.copy()
+            comp = ops[:, 0] == D.OP_COMPUTE
+            ops[comp, 2] = [cycles(ns, cfg.network.cycle_ns) for ns in ops[comp, 1]]
+            self.ops[b, :len(ops)] = ops
+            if NR:
+                self.starts[b] = prog.start
+                msgs, pkts = progstats.inbound(ops, prog.start.astype(np.int32), NR,
+                                               cfg.mpi.header_bytes, cfg.mpi.velo_payload,
+                                               cfg.mpi.eager_threshold)
+                snaps = int(snapshot_counts(prog).max())
+                figs.append(ProgramFigures(prog.max_isends, prog.max_irecvs, int(msgs.max()),
+                                           int(pkts.max()), snaps))
+            else:
+                figs.append(ProgramFigures(0, 0, 0, 0, 0))
+        self.par = np.stack([member_params(c, mailbox_capacity(c, f))
+                             for c, f in zip(configs, figs)])
+        topo = self.topology
+        if c0.network.vcs < topo.vcs_needed:
+            raise ConfigError("network.vcs", f"got {c0.network.vcs}; allowed: >= "
+                              f"{topo.vcs_needed} (the deadlock-free routing of {topo.kind} "
+                              "needs them)")
+        sizes = state_sizes(configs, topo, figs)
+        check_widths(programs, sizes["SQ"])
+        synth = c0.workload.synthetic
+        self.sizes = sizes
+        self.S = allocate(sizes)
+        S = self.S
+        # initial credits: a router output owns the whole downstream VC buffer; an ejection
+        # port owns the NIC ejection buffer; a NIC owns its router's injection buffer (VC 0)
+        term = topo.terminal_node >= 0
+        for b, cfg in enumerate(configs):
+            S.cr[b][~term] = cfg.network.buffer_flits
+            S.cr[b, term, 0] = cfg.network.nic_ejection_flits
+            S.cr[b, term, 1:] = 0
+            S.cr[b][(topo.neighbor < 0) & ~term] = 0
+            S.nic_cr[b] = cfg.network.buffer_flits
+            if synth:
+                S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, topo.n_nodes, cfg.seed)
+        sim.start(S, self.T, self.par, self.starts)
+
+    def run(self, progress: Callable[[float], None] | None = None,
+            profile: np.ndarray | None = None) -> None:
+        """Advance every member to completion. profile: int64 [B, dtypes.N_PROF, 2] to
+        accumulate events and time-stamp cycles per event kind (a separately compiled,
+        slower kernel; benchmarks/profile_events.py), or None."""
+        chunk = min(c.limits.chunk_cycles for c in self.configs)
+        t = 0
+        while True:
+            t += chunk
+            running = sim.advance(self.S, self.T, self.par, self.ops, t, profile)
+            if progress is not None:
+                progress(float((self.S.finished != 0).mean()))
+            for b in range(len(self.configs)):
+                if self.S.status[b] != 0:
+                    raise SimulationError(describe_error(self, b), int(self.S.status[b]), b)
+            if running == 0:
+                break
+        for b in range(len(self.configs)):
+            check_invariants(self, b)
+
+    def results(self) -> dict[str, np.ndarray]:
+        return results(self)
+
+
+def run_batch(configs: Sequence[RunConfig], progress=None, programs=None) -> dict[str, np.ndarray]:
+    batch = Batch(configs, programs)
+    batch.run(progress)
+    return batch.results()
+
+
+def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | None = None,
+             max_batch: int = 8, programs: Sequence | None = None):
+    """Run configs (batched by shape) and return one Dataset with a `point` per config."""
+    configs = list(configs)
+    groups: dict[tuple, list[int]] = {}
+    for i, c in enumerate(configs):
+        groups.setdefault(shape_key(c), []).append(i)
+    per_point: list[dict] = [None] * len(configs)  # type: ignore[list-item]
+    for idx in groups.values():
+        for k in range(0, len(idx), max_batch):
+            part = idx[k:k + max_batch]
+            res = run_batch([configs[i] for i in part], progress,
+                            None if programs is None else [programs[i] for i in part])
+            for j, i in enumerate(part):
+                per_point[i] = {name: res[name][j] for name in RESULT_VARIABLES}
+    sizes = result_sizes(configs)
+    arrays = {name: pad_points([pp[name] for pp in per_point], var,
+                               tuple(sizes[d] for d in var.dims[1:]))
+              for name, var in SCHEMA.items()}
+    return build_dataset(configs, arrays)

@@ -1,0 +1,83 @@
+"""What went wrong in a batch member, in words: the kernels' error flags turned into one
+paragraph naming the point, the stuck ranks and the full buffers, and the conservation checks
+after a completed run (every packet and credit accounted for), so a model bug stops the run
+instead of yielding plausible numbers."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..errors import SimulationError
+from ..protocols.audit import quiescent_problems
+from ..protocols.fc_layout import F_SEQ_RX, F_SEQ_TX
+
+
+def describe_error(batch, b: int) -> str:
+    """One paragraph that says what broke and where the member is stuck."""
+    S, cfg = batch.S, batch.configs[b]
+    flags = int(S.status[b])
+    names = [name for bit, name in D.ERR_NAMES.items() if flags & bit]
+    t_us = S.now[b] * cfg.network.cycle_ns / 1000.0
+    parts = [f"{' + '.join(names)} at cycle {int(S.now[b])} ({t_us:.3f} us)"]
+    region = {1: "credit packets in the credit slots", 2: "packets beyond the sender's grant",
+              3: "packets in the data region"}.get(int(S.err_info[b, 3]))
+    if region is not None:
+        parts.append(f"mailbox of rank {int(S.err_info[b, 0])} holds {int(S.err_info[b, 2])} "
+                     f"{region} of rank {int(S.err_info[b, 1])}: more than its protocol allows")
+    elif S.err_info[b, 0] >= 0:
+        parts.append(f"rank {int(S.err_info[b, 0])}")
+    nr = S.rk_pc.shape[1]
+    if nr:
+        stuck = np.nonzero(S.rk_wait[b] != D.W_DONE)[0]
+        if len(stuck):
+            desc = []
+            for r in stuck[:8]:
+                pc = int(S.rk_pc[b, r])
+                op = D.OP_NAMES[int(batch.ops[b, pc, 0])]
+                desc.append(f"rank {r} {D.WAIT_NAMES[int(S.rk_wait[b, r])]} at {op}(row {pc}), "
+                            f"mailbox {int(S.mb_cnt[b, r])}/{int(batch.par[b, D.P_MAILBOX])}")
+            more = f" (+{len(stuck) - 8} more)" if len(stuck) > 8 else ""
+            parts.append(f"{len(stuck)} ranks unfinished: " + "; ".join(desc) + more)
+    full = np.argwhere(S.ib_flits[b] + 0 >= batch.par[b, D.P_BUF_FLITS] - 1)
+    if len(full):
+        parts.append(f"{len(full)} router input buffers full, e.g. router {full[0][0]} port "
+                     f"{full[0][1]} vc {full[0][2]}")
+    blocked = np.nonzero(S.ej_blk[b])[0]
+    if len(blocked):
+        parts.append(f"NICs of nodes {blocked[:8].tolist()} hold packets for full mailboxes")
+    return f"point {b}: " + "; ".join(parts)
+
+
+def check_invariants(batch, b: int) -> None:
+    """Conservation after a completed run: every packet and credit is accounted for."""
+    S, p = batch.S, batch.par[b]
+    errors = []
+    if p[D.P_SYNTH] == 0:
+        sent = int(S.st_sent[b].sum())
+        if sent != int(S.delivered[b]):
+            errors.append(f"packets sent {sent} != delivered {int(S.delivered[b])}")
+        if int(S.pk_meta[b, 1]) != 0:
+            errors.append(f"{int(S.pk_meta[b, 1])} packets still alive")
+        if int(S.mb_cnt[b].sum()) != 0:
+            errors.append("mailboxes not empty at the end")
+        if int(S.rk_osend[b].sum()) or int(S.rk_orecv[b].sum()):
+            errors.append("requests outstanding at the end")
+        if int(S.ux_meta[b, :, 2].sum()) != 0:
+            errors.append("unmatched messages at the end")
+        term = batch.topology.terminal_node >= 0
+        cr = S.cr[b]
+        if not (np.all(cr[term][:, 0] == p[D.P_EJ_FLITS])
+                and np.all(cr[(batch.topology.neighbor >= 0)] == p[D.P_BUF_FLITS])
+                and np.all(S.nic_cr[b] == p[D.P_BUF_FLITS])):
+            errors.append("link credits not all returned")
+        if np.any(S.ib_cnt[b]) or np.any(S.ej_cnt[b]) or np.any(S.nq_cnt[b]):
+            errors.append("buffers not empty at the end")
+        lost = S.fc[b, :, :, F_SEQ_TX] != S.fc[b, :, :, F_SEQ_RX].T
+        if lost.any():
+            x, y = (int(i) for i in np.argwhere(lost)[0])
+            errors.append(f"rank {x} wrote {int(S.fc[b, x, y, F_SEQ_TX])} VELO packets to rank "
+                          f"{y}, {int(S.fc[b, y, x, F_SEQ_RX])} reached its mailbox")
+        errors += quiescent_problems(S.fc[b], S.fcr[b], p)
+    if errors:
+        raise SimulationError(f"point {b}: invariant broken: " + "; ".join(errors),
+                              D.ERR_INVARIANT, b)

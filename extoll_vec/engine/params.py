@@ -1,0 +1,83 @@
+"""What the kernels read of a configuration: its costs in cycles, one int64 parameter vector per
+batch member (dtypes.P_*), and the topology's tables in the kernels' layout. Units are
+converted here, once, so the kernels count only cycles, bytes and slots."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as D
+from ..config import RunConfig
+from ..protocols.catalogue import protocol
+from ..protocols.extoll_static import layout as mailbox_layout
+from ..state import Topo
+
+
+def cycles(ns: float, cycle_ns: float) -> int:
+    """Host costs are given in ns; the kernels count whole cycles (rounded up). The credit
+    operation's cost is the exception, kept in fixed point (dtypes.CREDIT_FRAC_BITS)."""
+    return int(math.ceil(ns / cycle_ns - 1e-9))
+
+
+def topo_arrays(topo, cfg: RunConfig) -> Topo:
+    """The topology's tables (shared by a batch) and each rank's node."""
+    rpn = cfg.mpi.ranks_per_node
+    nr = cfg.n_ranks
+    return Topo(topo.neighbor, topo.neighbor_port, topo.terminal_node, topo.node_router,
+                topo.node_port, topo.route_port, topo.vc_next.astype(np.int32),
+                (np.arange(nr, dtype=np.int32) // rpn).astype(np.int32))
+
+
+def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
+    """The parameter vector of one member, int64 [dtypes.N_PAR]; mailbox: its slots per rank
+    (sizing.mailbox_capacity)."""
+    n, h, m, w, pr = cfg.network, cfg.host, cfg.mpi, cfg.workload, cfg.protocol
+    proto = protocol(pr.name)
+    c = lambda ns: cycles(ns, n.cycle_ns)  # noqa: E731
+    p = np.zeros(D.N_PAR, np.int64)
+    p[D.P_LINK_LAT] = n.link_latency
+    p[D.P_ROUTER_DELAY] = n.router_delay
+    p[D.P_PIO] = c(h.pio_ns)
+    p[D.P_RETRIEVE] = c(h.retrieve_ns)
+    p[D.P_MATCH] = c(h.match_ns)
+    p[D.P_CREDIT] = round(h.credit_ns / n.cycle_ns * (1 << D.CREDIT_FRAC_BITS))  # fixed point
+    p[D.P_LIMIC] = c(h.limic_ns)
+    p[D.P_LIMIC_PER_KB] = c(h.limic_ns_per_kb)
+    p[D.P_LIMIC_ON] = int(m.limic)
+    p[D.P_PROGRESS] = h.progress_packets
+    p[D.P_EAGER] = m.eager_threshold
+    p[D.P_MPI_HDR] = m.header_bytes
+    p[D.P_VELO_PAYLOAD] = m.velo_payload
+    p[D.P_FLIT_BYTES] = n.flit_bytes
+    p[D.P_PKT_OVERHEAD] = n.packet_overhead_bytes
+    p[D.P_RMA_BYTES] = n.rma_packet_bytes
+    p[D.P_MAILBOX] = mailbox
+    p[D.P_MAILBOX_HARD] = int(proto.mailbox_hard)
+    p[D.P_PROTO] = proto.kernel_id
+    p[D.P_WINDOW] = pr.window
+    p[D.P_THRESHOLD] = pr.threshold
+    p[D.P_NIC_FIFO] = n.nic_fifo_packets
+    p[D.P_NIC_GAP] = c(n.nic_packet_ns)
+    p[D.P_BUF_FLITS] = n.buffer_flits
+    p[D.P_EJ_FLITS] = n.nic_ejection_flits
+    p[D.P_SYNTH] = {"uniform": 1, "permutation": 2}.get(w.kind, 0)
+    # Bernoulli injection: w.injection_rate flits per node per cycle in packets of packet_flits
+    p[D.P_GEN_P32] = min(1 << 32, int(round(w.injection_rate / w.packet_flits * 2**32)))
+    p[D.P_SYN_FLITS] = w.packet_flits
+    p[D.P_WARMUP] = w.warmup_cycles
+    p[D.P_MEASURE] = w.measure_cycles
+    p[D.P_DRAIN] = w.drain_cycles
+    p[D.P_SEED] = cfg.seed
+    p[D.P_NO_PROGRESS] = max(1, int(cfg.limits.no_progress_us * 1000 / n.cycle_ns))
+    p[D.P_MAX_CYCLES] = cfg.limits.max_cycles
+    p[D.P_RPN] = m.ranks_per_node
+    if proto.credit:
+        lay = mailbox_layout(pr.mailbox_slots, cfg.n_ranks, pr.credit_slots)
+        p[D.P_CREDIT_SLOTS] = pr.credit_slots
+        p[D.P_QUOTA] = lay.quota
+        p[D.P_THRESH] = lay.threshold
+        p[D.P_DATA_REGION] = lay.data_region
+        p[D.P_DYN_REGION] = lay.dynamic_region
+        p[D.P_PIGGY] = int(pr.piggyback)
+    return p

@@ -1,0 +1,63 @@
+"""From a RunConfig to its rank programs: the dispatch on workload.kind to the generators, the
+configured start skew, and what is known of the programs without building them. The only
+module that imports the generators; they import none of it."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..config import RunConfig
+from ..errors import ConfigError
+from .imb import imb_program
+from .multiphase import multiphase
+from .patterns import alltoall_groups, multi_pingpong
+from .program import Program, empty_program, with_start_delays
+
+
+def start_delays_ns(n_ranks: int, skew_ns: int, seed: int) -> np.ndarray:
+    """When each rank starts (workload.start_skew_ns), int64 [n_ranks] ns, uniform in
+    0..skew_ns, from numpy.random.Generator(PCG64([seed, 1])): a stream of its own (stream 0,
+    PCG64(seed), draws the synthetic permutations), fixed by the seed alone, so a point
+    starts alike in any batch, on any worker."""
+    rng = np.random.Generator(np.random.PCG64([int(seed), 1]))
+    return rng.integers(0, int(skew_ns), size=int(n_ranks), endpoint=True)
+
+
+def skewed(prog: Program, cfg: RunConfig) -> Program:
+    """prog with cfg's start skew applied (workload.start_skew_ns; 0: prog itself)."""
+    if cfg.workload.start_skew_ns == 0 or prog.n_ranks == 0:
+        return prog
+    return with_start_delays(prog, start_delays_ns(prog.n_ranks, cfg.workload.start_skew_ns,
+                                                   cfg.seed))
+
+
+def snapshot_count(cfg: RunConfig) -> int:
+    """Credit snapshots (OP_SNAPSHOT) the busiest rank of cfg's program takes: one before every
+    alltoall of a multiphase run (rank 0, section 7.3), none elsewhere. Known without building
+    the program, so a sweep store can be sized up front."""
+    w = cfg.workload
+    return len(w.phase_ranks) * w.iterations if w.kind == "multiphase" else 0
+
+
+def build_program(cfg: RunConfig) -> Program:
+    """The rank programs of a validated run configuration (dispatch on workload.kind)."""
+    w = cfg.workload
+    if w.synthetic:
+        return empty_program(f"{w.kind}: network-only traffic, no rank programs")
+    if w.kind == "multi_pingpong":
+        from ..topology import build, node_pair_at_hops
+        src, dst = node_pair_at_hops(build(cfg.topology), w.hops)
+        prog = multi_pingpong(w.ranks, cfg.mpi.ranks_per_node, int(src), int(dst), w.pairs,
+                              w.message_bytes, w.iterations, w.warmup)
+        return dataclasses.replace(prog, description=f"{prog.description} ({w.hops} hop(s))")
+    if w.kind == "alltoall":
+        return alltoall_groups(w.ranks, w.groups, w.group_size, w.message_bytes, w.iterations,
+                               w.warmup)
+    if w.kind == "multiphase":
+        return multiphase(w.ranks, w.phase_ranks, w.message_bytes, w.iterations)
+    if w.kind == "imb":
+        return imb_program(w.ranks, w.benchmark, w.message_bytes, w.iterations, w.warmup)
+    raise ConfigError("workload.kind", f"{w.kind!r} programs are written in Python "
+                      "(ProgramBuilder) and passed to the engine; build_program cannot make one "
+                      "from the configuration")
