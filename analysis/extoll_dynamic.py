@@ -72,7 +72,7 @@ def eq4_slots(cfg: RunConfig) -> float:
 
 @target("extoll_patterns", "EXTOLL Figures 10 and 15: static vs dynamic overhead for alltoall "
         "patterns (1x1024, 512/256/128 + barrier, 2x512, 4x256, 8x128) vs slots per process",
-        spec="extoll/patterns")
+        sweep=True)
 def extoll_patterns(ds, out_dir=None) -> Table:
     ds = completed(ds)
     labels = case_labels(ds)
@@ -154,7 +154,7 @@ def _curves(rows, group_col: int, groups: list, title, slots_col=2, over_col=3, 
 
 
 @target("extoll_limic", "EXTOLL Figure 18: alltoall among 32-256 of the ranks (50-6.25 % of "
-        "the destinations through LiMIC), static vs dynamic overhead", spec="extoll/limic")
+        "the destinations through LiMIC), static vs dynamic overhead", sweep=True)
 def extoll_limic(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows = []
@@ -193,7 +193,7 @@ EVOLUTION_VIEWS = (("out", "credit_snapshot", "credits rank 0 owns towards the g
 
 @target("extoll_credit_evolution", "EXTOLL Figure 19: credits rank 0 owns towards three groups "
         "of ranks (and they towards it) before every alltoall of the multi-phase application "
-        "(dynamic)", spec="extoll/credit_evolution")
+        "(dynamic)", sweep=True)
 def extoll_credit_evolution(ds, out_dir=None) -> Table:
     ds = completed(ds)
     require(ds, ds.sizes.get("point", 0) > 0 and ds.sizes.get("snapshot", 0) > 0,

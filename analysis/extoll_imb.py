@@ -45,7 +45,7 @@ def crossing(points: list[tuple[float, float]], limit: float) -> float | None:
 
 @target("extoll_imb", "EXTOLL Figures 20-23 and 27: Intel MPI Benchmarks, 1024 ranks, 2 KB, "
         "average overhead vs slots per process, static vs dynamic (headline: slots for 3 %)",
-        spec="extoll/imb")
+        sweep=True)
 def extoll_imb(ds, out_dir=None) -> Table:
     ds = completed(ds)
     per = []

@@ -15,7 +15,7 @@ COLUMNS = ["case", "paper_us", "simulated_us", "fitted", "error_pct"]
 
 @target("extoll_reference", "EXTOLL reference times (section 5.3) simulated vs the paper: "
         "multi-pingpong at 1 and 14 hops, alltoall of 256 and 1024 ranks (calibration)",
-        spec="extoll/reference")
+        sweep=True)
 def extoll_reference(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows = []

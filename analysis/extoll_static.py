@@ -73,7 +73,7 @@ def static_rows(ds) -> list[list]:
 
 @target("extoll_static_overhead", "EXTOLL Figures 4-7: static overhead and delayed sends vs "
         "slots per process, credit slots 1-5, multi-pingpong 1/14 hops, alltoall 256/1024",
-        spec="extoll/static_overhead")
+        sweep=True)
 def extoll_static_overhead(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows = static_rows(ds)
@@ -139,7 +139,7 @@ def _stabilizing(pts: list[list]) -> tuple[float, float]:
 
 @target("extoll_table2", "EXTOLL Table 2: receive buffer at which the static overhead of the "
         "largest alltoall stabilizes, per credit slots, beside Eq. 5",
-        spec="extoll/table2")
+        sweep=True)
 def extoll_table2(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows_all = static_rows(ds)
@@ -204,7 +204,7 @@ def _credit_packets(ds, i: int) -> float:
 
 
 @target("extoll_piggyback", "EXTOLL Figure 9: alltoall with 2044-byte messages, static "
-        "overhead and credit packets with and without piggybacking", spec="extoll/piggyback")
+        "overhead and credit packets with and without piggybacking", sweep=True)
 def extoll_piggyback(ds, out_dir=None) -> Table:
     ds = completed(ds)
     by = defaultdict(dict)
@@ -238,7 +238,7 @@ def extoll_piggyback(ds, out_dir=None) -> Table:
 
 
 @target("extoll_components", "EXTOLL Figures 16-17: stall and computational parts of the "
-        "overhead, static and dynamic, alltoall and multi-pingpong", spec="extoll/components")
+        "overhead, static and dynamic, alltoall and multi-pingpong", sweep=True)
 def extoll_components(ds, out_dir=None) -> Table:
     ds = completed(ds)
     labels = case_labels(ds)

@@ -2,10 +2,14 @@
 
 A target turns a result Dataset into a Table. Modules listed in TARGET_MODULES define targets
 with the @target decorator; they are imported on first use, so adding a target is adding a
-module to that list. A target may name the sweep spec it is computed from (``spec``: the
-installed ``extoll_vec.sweeps`` file ``<spec>.yaml``, and ``<spec>.quick.yaml`` at reduced
-scale): `extoll-vec tables NAME --out DIR` then runs that sweep into ``DIR/<spec>.zarr``
-(resuming it) and computes the target from it.
+module to that list. A target may have a sweep spec of its own (``@target(..., sweep=True)``),
+found by its name: target ``FAMILY_REST`` is computed from the installed ``extoll_vec.sweeps``
+file ``FAMILY/REST.yaml`` (``extoll_patterns``: ``sweeps/extoll/patterns.yaml``, whose ``name:``
+is the target's), and ``FAMILY/REST.quick.yaml`` at reduced scale (``name: NAME_quick``).
+`extoll-vec tables NAME --out DIR` then runs that sweep into ``DIR/FAMILY_REST[.quick].zarr``
+(resuming it) and computes the target from it. sweeps/ holds nothing else but smoke.yaml
+(tests/test_sweep_tables.py checks it); variants of a target's sweep are ``--set`` commands
+(sweeps/variants.py).
 """
 from __future__ import annotations
 
@@ -64,13 +68,15 @@ class Target:
     name: str
     help: str
     compute: Callable[[Any], Table]    # result Dataset -> Table
-    spec: str | None = None            # sweep spec it is computed from (extoll_vec.sweeps)
+    sweep: bool = False                # has a sweep spec of its own (spec_name)
 
     def spec_name(self, quick: bool = False) -> str:
-        if self.spec is None:
+        """The installed spec of the target's sweep (extoll_vec.sweeps.spec_path): target
+        ``FAMILY_REST`` -> ``FAMILY/REST`` (``.quick``)."""
+        if not self.sweep:
             raise ConfigError("--from", f"required: {self.name} has no sweep of its own; give "
                                         "the result store to compute it from")
-        return self.spec + (".quick" if quick else "")
+        return spec_of(self.name) + (".quick" if quick else "")
 
     @property
     def needs_store(self) -> bool:
@@ -79,16 +85,24 @@ class Target:
         return getattr(self.compute, "needs_store", True)
 
 
+def spec_of(name: str) -> str:
+    """The spec (under sweeps/, without .yaml) of target `name`: ``extoll_imb`` ->
+    ``extoll/imb``, the first ``_`` a folder."""
+    family, _, rest = name.partition("_")
+    return f"{family}/{rest}" if rest else name
+
+
 TARGETS: dict[str, Target] = {}
 _loaded = False
 
 
-def target(name: str, help: str, spec: str | None = None):
-    """Decorator registering `fn(ds) -> Table` as target `name` (computed from sweep `spec`)."""
+def target(name: str, help: str, sweep: bool = False):
+    """Decorator registering `fn(ds) -> Table` as target `name` (with sweep=True computed from
+    its own sweep spec, found by its name: spec_of)."""
     def deco(fn: Callable[[Any], Table]) -> Callable[[Any], Table]:
         if name in TARGETS:
             raise RuntimeError(f"target {name!r} registered twice")
-        TARGETS[name] = Target(name, help, fn, spec)
+        TARGETS[name] = Target(name, help, fn, sweep)
         return fn
     return deco
 

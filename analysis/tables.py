@@ -1,6 +1,7 @@
-"""`extoll-vec tables NAME [--from STORE.zarr ... | --out DIR [--quick]] [-o OUT.csv]`: a
-named target from a result store (or several read as one), or from the target's own sweep run
-into DIR (targets marked ``needs_store = False`` need neither).
+"""`extoll-vec tables NAME [--from STORE.zarr ... | --out DIR [--quick] [--set KEY=VALUE ...]]
+[-o OUT.csv]`: a named target from a result store (or several read as one), or from the
+target's own sweep run into DIR, varied by --set as `extoll-vec sweep` takes it (targets marked
+``needs_store = False`` need neither).
 
 Kept cheap to import (the CLI imports it on every invocation); the work happens in registry.py
 and the target modules.
@@ -12,6 +13,7 @@ from pathlib import Path
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
+    from ..sweep.cli import add_set_option
     p.add_argument("name", nargs="?", metavar="NAME",
                    help="the target to compute; omit it to list the targets")
     p.add_argument("--from", dest="store", metavar="STORE.zarr", action="append",
@@ -24,6 +26,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
                         "target's sweep into DIR/SPEC.zarr (an existing store is resumed)")
     p.add_argument("--quick", action="store_true",
                    help="run the target's reduced-scale sweep (under a minute)")
+    add_set_option(p)
     p.add_argument("--cluster", metavar="CLUSTER.yaml", help="cluster for the target's sweep "
                    "(default: ./cluster.yaml if present, else a local cluster)")
     p.add_argument("--workers", type=int, metavar="N", help="worker processes of a local cluster")
@@ -38,11 +41,16 @@ def _run(args: argparse.Namespace) -> int:
         for t in targets.values():
             print(f"{t.name:<{width}}  {t.help}")
         return 0
+    from ..errors import ConfigError
     tgt = get_target(args.name)  # unknown name: fail before opening anything
     store = args.store
+    if args.sets and (store is not None or not tgt.needs_store):
+        raise ConfigError("--set", "not with --from: a store is read as it is (--set varies "
+                          "the sweep that --out DIR runs)" if store is not None else
+                          f"{tgt.name} runs no sweep")
     if store is None and tgt.needs_store:
         store = run_target_sweep(tgt, args.out_dir, args.quick, args.cluster, args.workers,
-                                 args.quiet)
+                                 args.quiet, args.sets)
     table = compute(args.name, store, out_dir=args.out_dir)
     print(table.to_text())
     if args.output:
@@ -54,8 +62,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def run_target_sweep(tgt, out_dir, quick: bool, cluster_file=None, workers=None,
-                     quiet: bool = False) -> Path:
-    """Run (or resume) the target's sweep into out_dir/<spec>.zarr; returns the store."""
+                     quiet: bool = False, sets=()) -> Path:
+    """Run (or resume) the target's sweep, with the --set overrides `sets`, into
+    out_dir/<spec>.zarr; returns the store. (A store there of another sweep, e.g. the spec
+    without the overrides, is refused: give such a variant its own DIR.)"""
     from ..errors import ConfigError
     from ..sweep.cli import execute
     from ..sweep.cluster import load_cluster_spec
@@ -65,7 +75,7 @@ def run_target_sweep(tgt, out_dir, quick: bool, cluster_file=None, workers=None,
     if out_dir is None:
         raise ConfigError("--out", f"required: the folder where {tgt.name}'s sweep ({name}) "
                                    "stores its results (or --from STORE.zarr)")
-    sweep = load_sweep(spec_path(name))
+    sweep = load_sweep(spec_path(name), sets)
     store = Path(out_dir) / f"{name.replace('/', '_')}.zarr"
     store.parent.mkdir(parents=True, exist_ok=True)
     execute(sweep, store, load_cluster_spec(cluster_file, workers), quiet=quiet)

@@ -320,3 +320,171 @@ def test_every_shipped_spec_builds(path):
     runs in the tests must not rot)."""
     sweep = load_sweep(path)
     assert sweep.n_points >= 1 and len(sweep.configs) == sweep.n_points
+
+
+# ---- --set overrides -------------------------------------------------------------------------------
+BASE = """\
+name: base
+base: {example: tiny, protocol: {name: window, mailbox_slots: 64}}
+axes:
+  protocol.window: [2, 4]
+  workload.message_bytes: [512, 1024]
+repeat: 2
+derived:
+  protocol.threshold: "max(1, protocol.window // 2)"
+"""
+
+# BASE as a file of its own would write it, and the --set arguments that make BASE that sweep
+VARIANT = """\
+# a one-off copy of BASE
+name: variant
+base: {example: tiny, protocol: {name: window, mailbox_slots: 64}, workload: {iterations: 2}}
+axes:
+  protocol.window: [2, 4, 8]
+  host.match_ns: [100, 200]
+repeat: {count: 2, seed: 5}
+derived:
+  protocol.threshold: "max(1, protocol.window // 2)"
+"""
+VARIANT_SETS = ["name=variant", "workload.iterations=2", "axes.protocol.window=[2, 4, 8]",
+                "axes.workload.message_bytes=null", "axes.host.match_ns=[100, 200]",
+                "repeat.seed=5"]
+
+
+def test_set_overrides_base_axes_repeat_and_derived(tmp_path):
+    spec = write(tmp_path, BASE)
+    plain = load_sweep(spec)
+    sw = load_sweep(spec, ["protocol.mailbox_slots=128", "base.host.match_ns=50",
+                           "axes.protocol.window=[4, 8, 16]",            # replaced in place
+                           "axes.topology.dims=[[2, 2], [4, 1]]",        # added last
+                           "repeat={count: 3, seed: 10}",
+                           "derived.protocol.threshold=protocol.window - 1"])
+    assert [a.name for a in sw.axes] == ["protocol.window", "workload.message_bytes",
+                                         "topology.dims", "rep"]
+    assert sw.shape == (3, 2, 2, 3) and sw.sets[0] == "protocol.mailbox_slots=128"
+    c = sw.configs
+    assert {x.protocol.mailbox_slots for x in c} == {128} and {x.host.match_ns for x in c} == {50}
+    assert [x.seed for x in c[:3]] == [10, 11, 12]
+    assert [(x.protocol.window, x.protocol.threshold) for x in c[::12]] == [(4, 3), (8, 7),
+                                                                             (16, 15)]
+    assert sw.name == "base" and sw.fingerprint != plain.fingerprint
+    # the repeat count of `repeat: 2` moved on by repeat.seed; an axis removed with null
+    sw = load_sweep(spec, ["repeat.seed=7", "axes.workload.message_bytes=null"])
+    assert [a.name for a in sw.axes] == ["protocol.window", "rep"]
+    assert [x.seed for x in sw.configs] == [7, 8, 7, 8]
+    # null removes a base setting: back to the example's value
+    sw = load_sweep(spec, ["host.match_ns=50", "host.match_ns=null", "network.cycle_ns=null"])
+    assert sw.fingerprint == plain.fingerprint and "network:" not in sw.text
+    assert load_sweep(spec, ["base.protocol.name=null", "derived.protocol.threshold=null",
+                             "axes.protocol.window=null", "protocol.mailbox_slots=null"]
+                      ).configs[0].protocol == get_example("tiny").protocol
+    no_rep = load_sweep(spec, ["repeat=null", "seed=3"])
+    assert no_rep.shape == (2, 2) and {c.seed for c in no_rep.configs} == {3}
+    assert load_sweep(spec, ["name=other", "description=why"]).description == "why"
+
+
+def test_set_equal_in_effect_to_another_file_has_its_fingerprint_and_text(tmp_path):
+    """The fingerprint decides: BASE with VARIANT_SETS is VARIANT's sweep. The store keeps the
+    merged spec under a header naming the file and the overrides; it loads as the same sweep."""
+    import yaml
+
+    from extoll_vec.sweep import build_sweep
+    sw = load_sweep(write(tmp_path, BASE), VARIANT_SETS)
+    assert sw.fingerprint == load_sweep(write(tmp_path, VARIANT, "variant.yaml")).fingerprint
+    head = sw.text.splitlines()[:len(VARIANT_SETS) + 2]
+    assert head[0].startswith(f"# {tmp_path / 'spec.yaml'} with ")
+    assert head[1:-1] == ["#   --set name=variant", "#   --set workload.iterations=2",
+                          "#   --set 'axes.protocol.window=[2, 4, 8]'",
+                          "#   --set axes.workload.message_bytes=null",
+                          "#   --set 'axes.host.match_ns=[100, 200]'", "#   --set repeat.seed=5"]
+    again = build_sweep(yaml.safe_load(sw.text))
+    assert again.fingerprint == sw.fingerprint and again.name == "variant"
+    assert load_sweep(write(tmp_path, BASE)).text == BASE     # no --set: the file's own text
+
+
+@pytest.mark.parametrize("sets, needle", [
+    (["bogus=1"], "--set bogus=1: bogus: unknown key; allowed: name, description, repeat"),
+    (["axes=[1]"], "--set 'axes=[1]': axes: unknown key; allowed:"),
+    (["base.protocl.name=x"], "--set base.protocl.name=x: base.protocl.name: unknown key; "
+                              "allowed: base.example"),
+    (["protocol.nme=x"], "--set protocol.nme=x: protocol.nme: unknown config key; allowed: "
+                         "protocol.name"),
+    (["protocol.window"], "--set protocol.window: --set: expected KEY=VALUE"),
+    (["axes.nope=null"], "--set axes.nope=null: axes.nope: no axis nope to remove; the spec's: "
+                         "protocol.window, workload.message_bytes"),
+    (["protocol.window=8"], "--set protocol.window=8: protocol.window: is set by axis "
+                            "protocol.window of the spec ("),
+    (["protocol.threshold=1"], "--set protocol.threshold=1: protocol.threshold: is derived by "
+                               "the spec (derived.protocol.threshold, "),
+    (["seed=4"], "--set seed=4: seed: is set by repeat (axis rep, "),
+    # bad values: named by their --set, not by a line of the file
+    (["axes.protocol.window=[0, 2]"], "--set 'axes.protocol.window=[0, 2]': protocol.window: "
+                                      "got 0"),
+    (["axes.protocol.window=[2, 2]"], "--set 'axes.protocol.window=[2, 2]': "
+                                      "axes.protocol.window: duplicate value 2"),
+    (["axes.protocol.window=[2,"], "--set 'axes.protocol.window=[2,': axes.protocol.window: "
+                                   "not valid YAML"),
+    (["base.protocol.mailbox_slots=null"], "--set base.protocol.mailbox_slots=null: "
+                                           "protocol.mailbox_slots: got 0"),
+    (["axes.protocol.window=two"], "--set axes.protocol.window=two: axes.protocol.window: "
+                                   "expected a list of values"),
+    (["protocol.mailbox_slots=-1"], "--set protocol.mailbox_slots=-1: protocol.mailbox_slots: "
+                                    "got -1"),
+    (["repeat.count=0"], "--set repeat.count=0: repeat.count: got 0; allowed: an integer >= 1"),
+    (["base.example=nope"], "--set base.example=nope: base.example: unknown example 'nope'"),
+    (["derived.protocol.threshold=protocol.nope"],
+     "--set derived.protocol.threshold=protocol.nope: protocol.threshold: unknown field 'nope'"),
+    (["axes.credits={zip: {protocol.window: [1]}, labels: [a, b]}"],
+     "--set 'axes.credits={zip: {protocol.window: [1]}, labels: [a, b]}': axes.credits.labels: "
+     "expected 1 strings or numbers"),
+])
+def test_bad_sets_exit_2_with_one_line_naming_the_set(tmp_path, capsys, sets, needle):
+    spec = write(tmp_path, BASE)
+    rc = main(["sweep", str(spec), "--dry-run", *(a for s in sets for a in ("--set", s))])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"extoll-vec: error: {needle}"), err
+
+
+def test_a_set_of_a_key_an_axis_sets_names_both(tmp_path):
+    with pytest.raises(SpecError) as exc:
+        load_sweep(write(tmp_path, BASE), ["workload.message_bytes=4096"])
+    assert str(exc.value) == (
+        f"--set workload.message_bytes=4096: workload.message_bytes: is set by axis "
+        f"workload.message_bytes of the spec ({tmp_path / 'spec.yaml'}:5); change that axis "
+        "(--set axes.workload.message_bytes=VALUES) or remove it (--set "
+        "axes.workload.message_bytes=null) instead")
+    # once the axis is gone (in any order of the arguments) the key is the base's again
+    sw = load_sweep(write(tmp_path, BASE), ["workload.message_bytes=4096",
+                                            "axes.workload.message_bytes=null"])
+    assert {c.workload.message_bytes for c in sw.configs} == {4096}
+
+
+def test_an_error_in_the_file_names_its_line_and_the_sets_under_it(tmp_path):
+    spec = write(tmp_path, BASE.replace("repeat: 2", "repeat: {seeds: [1, 2]}"))
+    with pytest.raises(SpecError) as exc:
+        load_sweep(spec, ["repeat.count=3"])
+    assert str(exc.value).startswith(f"{spec}:6:1: repeat: give either seeds or count")
+    assert str(exc.value).endswith("(after --set repeat.count=3)")
+
+
+def test_an_equivalent_set_command_resumes_the_store_of_a_spec_file(tmp_path, capsys):
+    """A store written from a spec file (a one-off copy of a catalogue spec) is the same sweep
+    for the catalogue spec with --set arguments equal in effect: accepted, its completed points
+    kept; without them it is another sweep and refused."""
+    from test_sweep_store import fake_results
+
+    from extoll_vec.sweep.store import StoreWriter, prepare_store
+    old = load_sweep(write(tmp_path, VARIANT, "variant.yaml"))
+    store = tmp_path / "variant.zarr"
+    prepare_store(store, old)
+    StoreWriter(store).write([0, 5], fake_results([old.configs[0], old.configs[5]]))
+    spec = str(write(tmp_path, BASE))
+    argv = ["sweep", spec, "--dry-run", "-o", str(store), "--workers", "1"]
+    assert main(argv + [a for s in VARIANT_SETS for a in ("--set", s)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"sweep variant ({spec} with 6 --set): 12 points on a 3 x 2 x 2 grid")
+    assert re.findall(r"^ +(\d+) done ", out, re.M) == ["0", "5"]
+    assert "work: 10 of 12 points to compute" in out
+    assert main(argv) == 2
+    assert "holds a different sweep ('variant', 12 points)" in capsys.readouterr().err

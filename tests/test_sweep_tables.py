@@ -2,12 +2,15 @@
 stores filled with made-up results (no simulation)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from extoll_vec.cli import main
 from extoll_vec.dataset import build_dataset, write_zarr
 from extoll_vec.examples import get_example
-from extoll_vec.sweep import build_sweep
+from extoll_vec.sweep import build_sweep, load_sweep
 from extoll_vec.sweep.store import StoreWriter, prepare_store
 
 from test_sweep_store import SPEC, fake_results
@@ -70,6 +73,7 @@ def test_out_dir_writes_name_csv(tmp_path, capsys):
     assert lines[0].startswith("point,") and len(lines) == 3
 
 
+@pytest.mark.slow
 def test_extoll_targets_refuse_a_store_without_their_points(tmp_path, capsys):
     """A store of another spec, or one whose sweep is still running, has none of the points an
     EXTOLL target needs (here: no flow-control point has its reference): one line naming what
@@ -85,3 +89,80 @@ def test_extoll_targets_refuse_a_store_without_their_points(tmp_path, capsys):
         assert f"--from: {name} needs " in err, err
         assert "this store (sweep store-test) has 3 of 16 points completed" in err, err
     assert not out.exists() or not any(out.iterdir())
+
+
+# ---- the catalogue of specs: one per target, named after it; variants are --set commands -------
+SWEEPS = Path(__file__).resolve().parents[1] / "sweeps"
+
+
+def test_every_spec_in_sweeps_is_one_targets_spec_or_quick_spec():
+    """sweeps/ holds smoke.yaml and, per target with a sweep of its own, its spec and quick
+    spec, named after it (extoll_X: extoll/X.yaml, name extoll_X; extoll/X.quick.yaml, name
+    extoll_X_quick); nothing else (variants are commands: sweeps/variants.py)."""
+    import yaml
+
+    from extoll_vec.analysis.registry import load_targets
+    from extoll_vec.sweeps import spec_path
+    owner = {}
+    for t in load_targets().values():
+        if not t.sweep:
+            continue
+        for quick in (False, True):
+            path = spec_path(t.spec_name(quick)).resolve()
+            assert path.is_file(), f"{t.name} has no {path.relative_to(SWEEPS)}"
+            want = t.name + ("_quick" if quick else "")
+            assert yaml.safe_load(path.read_text())["name"] == want, path
+            assert path not in owner, f"{path} belongs to {owner[path]} and {t.name}"
+            owner[path] = t.name
+    assert len(owner) >= 18                        # the nine simulated EXTOLL targets
+    files = {p.resolve() for p in SWEEPS.rglob("*.yaml")} - {(SWEEPS / "smoke.yaml").resolve()}
+    assert sorted(map(str, files - set(owner))) == []      # no spec without its target
+    assert files == set(owner)
+
+
+def test_every_variant_command_expands_to_the_sweep_it_measured():
+    """sweeps/variants.py: each removed one-off spec as a --set command on its target's spec.
+    The command's sweep has the fingerprint of the removed file (recorded there), so a store
+    written from the file is resumed and read by the command; a change of the catalogue spec
+    or of a model default that breaks this fails here."""
+    from extoll_vec.analysis.registry import get_target
+    from extoll_vec.sweeps import spec_path
+    from extoll_vec.sweeps.variants import VARIANTS, sweep_command, tables_command
+    assert VARIANTS
+    for name, v in VARIANTS.items():
+        assert set(v) <= {"target", "sets", "fingerprint", "minutes", "notes", "read_with"}
+        tgt = get_target(v["target"])
+        sweep = load_sweep(spec_path(tgt.spec_name()), v["sets"])
+        assert sweep.n_points >= 1 and sweep.name == f"extoll_{name}", name
+        assert sweep.fingerprint == v["fingerprint"], (
+            f"{name}: `{sweep_command(name)}` is no longer the sweep its measurements were made "
+            "with (stores written before are not resumed): fix the --set arguments, or re-measure "
+            "and record the new fingerprint")
+        assert v["notes"].strip() and v["minutes"] > 0
+        assert v.get("read_with", name) in VARIANTS
+        assert tables_command(name).startswith(f"extoll-vec tables {tgt.name} --from ")
+        assert not (SWEEPS / "extoll" / f"{name}.yaml").exists()
+
+
+def test_set_varies_a_targets_own_sweep_and_not_a_store(tmp_path, capsys, monkeypatch):
+    from extoll_vec.analysis.registry import get_target
+    from extoll_vec.analysis.tables import run_target_sweep
+    from extoll_vec.sweep import cli as sweep_cli
+    ran = []
+    monkeypatch.setattr(sweep_cli, "execute", lambda sweep, store, *a, **k: ran.append(sweep))
+    store = run_target_sweep(get_target("extoll_patterns"), tmp_path, True,
+                             sets=["axes.slots_per_process=[8, 16]", "repeat=2"])
+    assert store == tmp_path / "extoll_patterns.quick.zarr"
+    (sw,) = ran
+    assert sw.shape == (5, 3, 2, 2) and sw.sets == ("axes.slots_per_process=[8, 16]", "repeat=2")
+    _, path = sweep_store(tmp_path, [0])
+    for argv, needle in [
+            (["extoll_patterns", "--from", str(path)], "--set: not with --from: a store is read "
+                                                       "as it is"),
+            (["extoll_table1"], "--set: extoll_table1 runs no sweep"),
+            (["extoll_patterns", "--quick", "--out", str(tmp_path)],
+             "--set repeat=two: repeat: expected a count")]:
+        set_ = ["--set", "repeat=two"]
+        assert main(["tables", *argv, *set_]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"extoll-vec: error: {needle}"), err

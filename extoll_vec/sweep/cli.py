@@ -1,5 +1,7 @@
-"""`extoll-vec sweep SPEC.yaml -o OUT.zarr [--cluster cluster.yaml] [--workers N] [--dry-run]
-[--overwrite] [--quiet]`: the command line of sweeps (imports the heavy parts inside _run)."""
+"""`extoll-vec sweep SPEC.yaml [--set KEY=VALUE ...] -o OUT.zarr [--cluster cluster.yaml]
+[--workers N] [--dry-run] [--overwrite] [--quiet]`: the command line of sweeps (imports the
+heavy parts inside _run). --set varies the spec (spec.apply_sets); a command equal in effect to
+another spec file resumes that file's stores (same fingerprint)."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +14,7 @@ DRY_RUN_MAX_LINES = 200
 
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("spec", metavar="SPEC.yaml", help="sweep specification (see sweeps/)")
+    add_set_option(p)
     p.add_argument("-o", "--output", metavar="OUT.zarr", help="the sweep's result store; an "
                    "existing store of the same spec is resumed (only missing points run)")
     p.add_argument("--cluster", metavar="CLUSTER.yaml", help="cluster file (default: "
@@ -27,6 +30,16 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="at most N points per batch (default 8)")
     p.add_argument("--batch-memory", metavar="SIZE", default=None,
                    help="simulation state per batch, e.g. 2GiB (the default)")
+
+
+def add_set_option(p: argparse.ArgumentParser) -> None:
+    """--set KEY=VALUE (repeatable): an override of the sweep spec (also `extoll-vec tables`)."""
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override an entry of the spec, VALUE as YAML; repeatable, applied in "
+                        "order. KEY: name, description, repeat[.count|.seed], axes.AXIS, "
+                        "derived.KEY, base.example, base.variant, base.SECTION.FIELD or just "
+                        "SECTION.FIELD / seed; null removes the entry. E.g. --set "
+                        "'axes.slots_per_process=[8, 16]' --set 'repeat={count: 3, seed: 3}'")
 
 
 def _limits(args) -> tuple[int, int]:
@@ -67,7 +80,8 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
             done = read_completed(args.output)
     todo = np.flatnonzero(~done).tolist()
     workers = cluster.workers or 1
-    src = f" ({sweep.path})" if sweep.path else ""
+    sets = f" with {len(sweep.sets)} --set" if sweep.sets else ""
+    src = f" ({sweep.path}{sets})" if sweep.path else ""
     grid = " x ".join(str(n) for n in sweep.shape) or "1"
     print(f"sweep {sweep.name}{src}: {sweep.n_points} points on a {grid} grid")
     for a in sweep.axes:
@@ -162,7 +176,7 @@ def execute(sweep, output, cluster, *, overwrite: bool = False, quiet: bool = Fa
 def _run(args: argparse.Namespace) -> int:
     from .cluster import load_cluster_spec
     from .spec import load_sweep
-    sweep = load_sweep(args.spec)
+    sweep = load_sweep(args.spec, args.sets)
     cluster = load_cluster_spec(args.cluster, args.workers)
     size, memory = _limits(args)
     if args.dry_run:

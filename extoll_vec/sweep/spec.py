@@ -31,6 +31,13 @@ coordinate of the axis). It exists so that a sweep can run along the quantity a 
 (slots per process) while the configuration keeps the quantity the system has (the mailbox
 size). An axis name that is neither a config key nor used by a derived expression is refused as
 an unknown config key, so a typo is still caught.
+
+A spec file can be varied from the command line without a copy of it: ``extoll-vec sweep
+SPEC.yaml --set KEY=VALUE ...`` (load_sweep(path, sets), apply_sets). KEY addresses the
+document (``axes.protocol.name``, ``repeat.seed``, ``base.workload.warmup`` or its shortcut
+``workload.warmup``, ...), VALUE is YAML; errors in an overridden value name the ``--set``
+argument instead of a line. The sweep's identity is its fingerprint, so a command equal in
+effect to another spec file resumes (and reads) that file's stores.
 """
 from __future__ import annotations
 
@@ -41,8 +48,9 @@ import itertools
 import json
 import math
 import os
+import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from ..config import SECTIONS, RunConfig, TopologyConfig, from_dict
 from ..errors import ConfigError, SpecError
@@ -113,6 +121,7 @@ class Sweep:
     text: str = ""
     description: str = ""
     fingerprint: str = field(default="", compare=False)
+    sets: tuple[str, ...] = ()     # the --set KEY=VALUE overrides applied to the file
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -144,26 +153,198 @@ def fingerprint(axes: tuple[Axis, ...], configs: tuple[RunConfig, ...]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+# ---- command-line overrides ----------------------------------------------------------------------
+SET_KEYS = ("name", "description", "repeat", "repeat.count", "repeat.seed", "repeat.seeds",
+            "axes.AXIS", "derived.KEY", "base.example", "base.variant", "base.seed",
+            "base.SECTION.FIELD")
+
+
+def set_source(arg: str) -> str:
+    """How a message names a --set argument: as it would be typed (shell-quoted, one line)."""
+    return "--set " + shlex.quote(" ".join(arg.splitlines()))
+
+
+def _set_keypath(key: str, arg: str) -> tuple:
+    """The key path in the spec document that ``--set KEY=...`` addresses."""
+    head, _, rest = key.partition(".")
+    if key in ("name", "description", "repeat"):
+        return (key,)
+    if head == "repeat" and rest in ("count", "seed", "seeds"):
+        return ("repeat", rest)
+    if head in ("axes", "derived") and rest:
+        return (head, rest)
+    if head == "base":
+        if rest in ("example", "variant", "seed"):
+            return ("base", rest)
+        head, _, rest = rest.partition(".")
+        if head not in SECTIONS or not rest:
+            raise SpecError(set_source(arg), key, "unknown key; allowed: base.example, "
+                            "base.variant, base.seed, base.SECTION.FIELD with a section of "
+                            f"{', '.join(SECTIONS)}")
+    elif key == "seed":
+        return ("base", "seed")
+    elif head not in SECTIONS or not rest:
+        raise SpecError(set_source(arg), key, f"unknown key; allowed: {', '.join(SET_KEYS)}, "
+                        "or SECTION.FIELD and seed for base.SECTION.FIELD and base.seed "
+                        f"(SECTION: {', '.join(SECTIONS)})")
+    kp = ("base", head, rest)
+    _check_key(f"{head}.{rest}", _Ctx(None, {}, {kp: arg}), kp, config_keys())
+    return kp
+
+
+def apply_sets(data: Any, sets: Sequence[str], path: str | None = None,
+               positions: dict | None = None) -> tuple[Any, dict]:
+    """Spec data with ``--set KEY=VALUE`` overrides applied in order; returns the new data and
+    the overrides (key path -> argument) for build_sweep's messages. `positions` (yamlpos)
+    loses the entries the overrides replace.
+
+    VALUE is YAML. KEY is ``name``, ``description``, ``repeat`` (whole) or ``repeat.count`` /
+    ``repeat.seed`` / ``repeat.seeds``; ``axes.AXIS`` (everything after ``axes.`` is the axis
+    name, dots and all: an existing axis is replaced where it stands, a new one goes last);
+    ``derived.KEY`` (the same); ``base.example``, ``base.variant``, ``base.seed`` or
+    ``base.SECTION.FIELD``, and for those last two the shortcuts ``seed`` and
+    ``SECTION.FIELD``. VALUE null removes the entry: an axis, a derived key, a base setting
+    (back to the example's or the default value), repeat, description. A base config key that
+    the merged spec's axes, derived keys or repeat also set is refused (the axis would win)."""
+    positions = {} if positions is None else positions
+    overrides: dict[tuple, str] = {}
+    ctx = _Ctx(path, positions, overrides)
+    data = {} if data is None else copy.deepcopy(data)
+    if not isinstance(data, dict):
+        return data, overrides  # build_sweep says what a spec is
+    base_sets = []
+    for arg in sets:
+        key, eq, text = arg.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise SpecError(set_source(arg), "--set", "expected KEY=VALUE, e.g. repeat.count=3 "
+                            "or 'axes.protocol.name=[static, dynamic]'")
+        kp = _set_keypath(key, arg)
+        try:
+            value, _ = yamlpos.load(text)
+        except SpecError as exc:
+            raise SpecError(set_source(arg), key, exc.message) from None
+        parent = data
+        for n, k in enumerate(kp[:-1], 1):
+            node = parent.get(k)
+            if node is None and value is None:
+                parent = {}    # nothing there to remove
+                break
+            if node is None:   # a mapping the file does not have: this --set made it
+                node = parent[k] = {}
+                overrides[kp[:n]] = arg
+            elif k == "repeat" and isinstance(node, int) and not isinstance(node, bool):
+                node = parent[k] = {"count": node}
+            elif not isinstance(node, dict):
+                raise ctx.error(kp[:n], f"is not a mapping: --set {key} cannot set an entry in it")
+            parent = node
+        for table in (positions, overrides):   # what the file (or an earlier --set) said there
+            for p in [p for p in table if p[:len(kp)] == kp]:
+                del table[p]
+        if value is None and kp[0] in ("axes", "derived") and kp[-1] not in parent:
+            what = "axis" if kp[0] == "axes" else "derived key"
+            raise SpecError(set_source(arg), key, f"no {what} {kp[-1]} to remove; the spec's: "
+                            f"{', '.join(map(str, parent)) or 'none'}")
+        if value is None:
+            parent.pop(kp[-1], None)
+        else:
+            parent[kp[-1]] = value
+        overrides[kp] = arg      # also a removal: a base key is then the example's (_base)
+        if kp[0] == "base" and kp[1] not in ("example", "variant"):
+            base_sets.append((arg, key, ".".join(kp[1:])))
+    _refuse_shadowed(data, base_sets, ctx)
+    return data, overrides
+
+
+def _refuse_shadowed(data: dict, base_sets: list, ctx: "_Ctx") -> None:
+    """SpecError for a --set of a base config key that an axis, a derived key or repeat of the
+    merged spec sets at every point (the --set would change nothing)."""
+    axes = data.get("axes") if isinstance(data.get("axes"), dict) else {}
+    on_axis = {}
+    for name, spec in axes.items():
+        z = spec.get("zip") if isinstance(spec, dict) else None
+        for k in (z if isinstance(z, dict) else (name,)):
+            on_axis.setdefault(k, name)
+    derived = data.get("derived") if isinstance(data.get("derived"), dict) else {}
+    for arg, key, dotted in base_sets:
+        if dotted in on_axis:
+            a = on_axis[dotted]
+            raise SpecError(set_source(arg), key, f"is set by axis {a} of the spec "
+                            f"({ctx.where(('axes', a))}); change that axis (--set axes.{a}="
+                            f"VALUES) or remove it (--set axes.{a}=null) instead")
+        if dotted in derived:
+            raise SpecError(set_source(arg), key, f"is derived by the spec (derived.{dotted}, "
+                            f"{ctx.where(('derived', dotted))}); set the expression (--set "
+                            f"derived.{dotted}=EXPR) or remove it (=null) instead")
+        if dotted == "seed" and data.get("repeat") is not None:
+            raise SpecError(set_source(arg), key, "is set by repeat (axis rep, "
+                            f"{ctx.where(('repeat',))}); set repeat.seed instead")
+
+
+def _sets_text(data: Any, sets: Sequence[str], path: str | None, default_name: str) -> str:
+    """The store's spec text of a sweep with overrides: a header naming the file and the
+    --set arguments, then the merged document (see load_sweep)."""
+    import yaml
+    if isinstance(data, dict) and "name" not in data:
+        data = {"name": default_name, **data}
+    head = [f"# {path or 'a spec'} with these overrides from the command line:"]
+    head += [f"#   {set_source(a)}" for a in sets]
+    head.append("# (the merged spec follows; the file's comments are not kept)")
+    return "\n".join(head) + "\n" + yaml.safe_dump(data, sort_keys=False,
+                                                    default_flow_style=None, width=100)
+
+
 # ---- loading -------------------------------------------------------------------------------------
 class _Ctx:
-    """Raises SpecErrors with file positions."""
+    """Raises SpecErrors with file positions, or naming the --set argument that gave the value.
 
-    def __init__(self, path: str | None, positions: dict):
+    overrides maps the key path of every entry a --set replaced or added to that argument
+    (apply_sets); the positions below such a path are gone (they were the file's). An error
+    at or under an overridden entry is ``--set 'ARG': KEY: MESSAGE``; one at a file position
+    with a --set below it says so."""
+
+    def __init__(self, path: str | None, positions: dict, overrides: dict | None = None):
         self.path, self.positions = path, positions
+        self.overrides = {} if overrides is None else overrides
+
+    def _locate(self, keypath: tuple) -> str | tuple[int, int] | None:
+        """The nearest enclosing entry's origin: a --set argument, or (line, column)."""
+        for n in range(len(keypath), -1, -1):
+            if keypath[:n] in self.overrides:
+                return self.overrides[keypath[:n]]
+            if self.positions.get(keypath[:n]):
+                return self.positions[keypath[:n]]
+        return None
+
+    def where(self, keypath: tuple) -> str:
+        """Where an entry comes from, for a message: ``--set 'ARG'`` or ``FILE:LINE``."""
+        found = self._locate(tuple(keypath))
+        if isinstance(found, str):
+            return set_source(found)
+        return ":".join(str(x) for x in (self.path or "the spec", found and found[0]) if x)
 
     def error(self, keypath: tuple, message: str, shown: str | None = None) -> SpecError:
-        pos = None
-        for n in range(len(keypath), -1, -1):  # the nearest enclosing entry that has a position
-            pos = self.positions.get(tuple(keypath[:n]))
-            if pos:
-                break
-        line, col = pos or (None, None)
+        keypath = tuple(keypath)
         key = shown if shown is not None else ".".join(str(k) for k in keypath) or "spec"
+        found = self._locate(keypath)
+        below = [a for kp, a in self.overrides.items()
+                 if keypath and kp[:len(keypath)] == keypath and a != found]
+        if below:
+            message += " (after " + ", ".join(set_source(a) for a in below) + ")"
+        if isinstance(found, str):
+            return SpecError(set_source(found), key, message)
+        line, col = found or (None, None)
         return SpecError(self.path, key, message, line, col)
 
 
-def load_sweep(path: str | os.PathLike) -> Sweep:
-    """Read and expand a sweep spec file; SpecError for anything wrong in it."""
+def load_sweep(path: str | os.PathLike, sets: Sequence[str] = ()) -> Sweep:
+    """Read and expand a sweep spec file, with the command line's ``--set KEY=VALUE``
+    overrides applied in order (apply_sets); SpecError for anything wrong in either.
+
+    With overrides, the text kept in the store (Sweep.text, attr ``sweep_spec``) is the merged
+    document as YAML under a comment header naming the file and every ``--set``: the spec as
+    it ran, loadable on its own (the file's comments are dropped: they describe the file's
+    sweep, not this one). Without overrides it is the file's text, comments and all."""
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -174,13 +355,21 @@ def load_sweep(path: str | os.PathLike) -> Sweep:
         raise SpecError(path, "spec", f"cannot read: {exc.strerror or exc}") from None
     data, positions = yamlpos.load(text, path)
     default_name = os.path.splitext(os.path.basename(path))[0]
-    return build_sweep(data, path=path, positions=positions, text=text, default_name=default_name)
+    overrides: dict = {}
+    if sets:
+        data, overrides = apply_sets(data, sets, path, positions)
+        text = _sets_text(data, sets, path, default_name)
+    sweep = build_sweep(data, path=path, positions=positions, text=text,
+                        default_name=default_name, overrides=overrides)
+    return dataclasses.replace(sweep, sets=tuple(sets))
 
 
 def build_sweep(data: Any, path: str | None = None, positions: dict | None = None,
-                text: str = "", default_name: str = "sweep") -> Sweep:
-    """Expand spec data (as loaded from YAML) into a Sweep."""
-    ctx = _Ctx(path, positions or {})
+                text: str = "", default_name: str = "sweep", overrides: dict | None = None
+                ) -> Sweep:
+    """Expand spec data (as loaded from YAML) into a Sweep. overrides: key path -> the --set
+    argument that gave the entry (apply_sets), for the error messages."""
+    ctx = _Ctx(path, positions or {}, overrides)
     if not isinstance(data, dict):
         raise ctx.error((), f"a sweep spec is a mapping with keys {', '.join(TOP_KEYS)}")
     for k in data:
@@ -245,6 +434,9 @@ def _base(raw: Any, ctx: _Ctx) -> tuple[dict, dict]:
             sec, name = dotted.split(".")
             base[sec][name] = value
             origin[dotted] = ("base", "variant")
+    for kp in ctx.overrides:   # a base key a --set removed: its value comes from that --set
+        if len(kp) > 1 and kp[0] == "base" and kp[1] not in ("example", "variant"):
+            origin[".".join(kp[1:])] = kp
     allowed = list(SECTIONS) + ["seed", "example", "variant"]
     for sec, value in raw.items():
         if sec not in allowed:
