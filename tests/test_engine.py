@@ -192,6 +192,7 @@ def test_no_progress_watchdog_stops_the_run():
         simulate([cfg])
 
 
+@pytest.mark.slow
 def test_kernel_calls_release_the_gil():
     """A chunk of cycles may run for minutes: other threads (a Dask worker's heartbeat) must
     keep running meanwhile. The main thread's 10 ms sleeps must not stall while a simulation

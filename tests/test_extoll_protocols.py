@@ -374,6 +374,7 @@ def phased_scenario(draw):
     return from_dict(d), n, phases
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(phased_scenario())
 def test_shifting_activity_conserves_credits_and_answers_every_request(sc):

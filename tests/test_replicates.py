@@ -109,7 +109,7 @@ def test_a_simulation_stored_twice_counts_once():
     (1, 0, "alltoall-1024"), (4, 256, "4x256"), (8, 0, "8x128"), (1, 512, "512+barrier"),
     (2, 256, "2x256+barrier")])
 def test_a_spec_without_a_case_axis_names_its_pattern(groups, group_size, want):
-    """Replicate specs of one pattern (sweeps/extoll/patterns_*_reps.yaml) have no zipped case
+    """Replicate variants of one pattern (the *_reps entries of sweeps/variants.py) have no case
     axis; extoll_patterns then names the points from their workload, as the papers do."""
     cfg = get_example("alltoall-1024").replace(
         **{"workload.groups": groups, "workload.group_size": group_size})
@@ -136,6 +136,7 @@ def _fc_and_reference(seeds, **changes):
             for proto, slots in (("none", 0), ("static", 16 * 40)) for s in seeds]
 
 
+@pytest.mark.slow
 def test_replicates_spread_over_stores_are_read_as_one(tmp_path, capsys):
     """More seeds run later into a second store (`--from A --from B`): the target sees the
     replicates of both, a seed stored in both counts once, and the result equals one run of

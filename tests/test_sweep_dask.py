@@ -20,6 +20,8 @@ from extoll_vec.sweep.cluster import connect, load_cluster_spec
 from extoll_vec.sweep.runner import run_sweep
 from extoll_vec.sweep.store import read_completed
 
+pytestmark = pytest.mark.slow   # real clusters or whole targets: the full suite only
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # every protocol, two message sizes, two seeds: 12 points of the tiny alltoall
