@@ -25,16 +25,19 @@ is shared: run it on an otherwise idle machine and compare rows of one invocatio
 becomes the fastest run in simulated time, as the paper assumes). It shows how far the wall
 time follows what the simulated network does rather than the flow-control code.
 `--variant NAME` runs every case under a model variant of examples.MODEL_VARIANTS (its own
-calibration, README: Calibration).
+calibration, docs/calibration.md).
 """
 from __future__ import annotations
 
 import argparse
 import time
 
+from record import add_option, save
+
 from extoll_vec.engine import Batch
 from extoll_vec.errors import ConfigError
 from extoll_vec.examples import get_example, variant_overrides
+from extoll_vec.protocols.catalogue import CREDIT_PROTOCOLS
 
 
 def run(cfg):
@@ -58,7 +61,7 @@ def cases(name: str, slots_per_process, nic_fifo: int = 0, variant: str = "") ->
     n = base.n_ranks
     rows = [("none", "-", base)]
     for slots in slots_per_process:
-        for proto in ("static", "dynamic"):
+        for proto in CREDIT_PROTOCOLS:
             rows.append((proto, slots, base.replace(**{
                 "protocol.name": proto, "protocol.credit_slots": 2,
                 "protocol.mailbox_slots": slots * n})))
@@ -78,6 +81,7 @@ def main() -> None:
                     help="NIC injection FIFO of N packets in every run (default: the example's)")
     ap.add_argument("--variant", default="", metavar="NAME",
                     help="run every case under this model variant (examples.MODEL_VARIANTS)")
+    add_option(ap)
     args = ap.parse_args()
     if args.variant:
         try:
@@ -94,6 +98,7 @@ def main() -> None:
           f"{'ns/event':>10}{'vs ref':>9}{'packets':>13}{'events/pkt':>12}{'simulated us':>14}",
           flush=True)
     ref = None
+    table = []
     for proto, slots, cfg in rows:
         wall, pkts, events, sim_us = run(cfg)
         per_pkt, per_ev = wall / pkts * 1e9, wall / events * 1e9
@@ -102,6 +107,13 @@ def main() -> None:
         print(f"{proto:<9}{slots:>6}{wall:>9.2f}{_vs(wall, ref[0])}{per_pkt:>11.1f}"
               f"{_vs(per_pkt, ref[1])}{per_ev:>10.1f}{_vs(per_ev, ref[2])}{pkts:>13,}"
               f"{events / pkts:>12.2f}{sim_us:>14,.0f}", flush=True)
+        pct = lambda x, r: round(100 * (x / r - 1), 1)  # noqa: E731
+        table.append([proto, slots, round(wall, 2), pct(wall, ref[0]), round(per_pkt, 1),
+                      pct(per_pkt, ref[1]), round(per_ev, 1), pct(per_ev, ref[2]), pkts,
+                      round(events / pkts, 2), round(sim_us)])
+    save(args, "bench_flow_control", ["protocol", "slots", "wall s", "wall vs ref %",
+                                      "ns/packet", "vs ref %", "ns/event", "vs ref %",
+                                      "packets", "events/packet", "simulated us"], table)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@ import numpy as np
 from extoll_vec.analysis.extoll_common import measured_us
 from extoll_vec.engine import simulate
 from extoll_vec.examples import get_example
+from extoll_vec.protocols.catalogue import CREDIT_PROTOCOLS
+from record import add_option, save
 
 
 def main() -> None:
@@ -44,10 +46,11 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=7, help="perturbed reruns (1 cycle apart)")
     ap.add_argument("--skew", type=int, default=0,
                     help="replicates by seed with this start skew (ns) instead of cost steps")
-    ap.add_argument("--protocol", choices=("none", "static", "dynamic"), default="none",
+    ap.add_argument("--protocol", choices=("none",) + CREDIT_PROTOCOLS, default="none",
                     help="the run to perturb (default: the reference)")
     ap.add_argument("--slots", type=int, default=16,
                     help="mailbox slots per process of a flow-control run")
+    add_option(ap)
     args = ap.parse_args()
     base = get_example("alltoall-1024" if args.full else "alltoall-256")
     base = base.replace(**{"workload.warmup": 1})      # as the targets time it
@@ -75,12 +78,18 @@ def main() -> None:
     for d in range(len(cfgs)):
         print(f"{d:>5}{t_max[d]:>12,.0f}{100 * (t_max[d] / t_max[0] - 1):>+8.1f}%"
               f"{t_avg[d]:>12,.0f}{100 * (t_avg[d] / t_avg[0] - 1):>+8.1f}%")
+    rows = []
     for name, t in (("t_max", t_max), ("t_avg", t_avg)):
         rel = 100 * (t / t.mean() - 1)
         sd = rel.std(ddof=1)
+        rows.append([f"{base.workload.kind}-{base.n_ranks}", label, name, len(t),
+                     round(float(t.mean()), 1), round(float(rel.min()), 1),
+                     round(float(rel.max()), 1), round(float(sd), 2)])
         print(f"{name}: spread {rel.min():+.1f} .. {rel.max():+.1f} % of the mean, "
               f"standard deviation {sd:.1f} % (of a mean of 4 / 8 runs: {sd / 2:.1f} / "
               f"{sd / 8 ** 0.5:.1f} %)")
+    save(args, "overhead_noise", ["run", "case", "time", "runs", "mean us", "min %", "max %",
+                                  "sd %"], rows)
 
 
 if __name__ == "__main__":

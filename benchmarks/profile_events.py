@@ -33,6 +33,7 @@ from bench_flow_control import cases
 from extoll_vec import dtypes as dt
 from extoll_vec.engine import Batch
 from extoll_vec.examples import get_example
+from record import add_option, save
 
 KINDS = {dt.EV_ARB: "arbitrate", dt.EV_CREDIT: "link credit", dt.EV_NIC_TX: "NIC inject",
          dt.EV_NIC_CREDIT: "NIC inj. credit", dt.EV_EJ_CREDIT: "eject credit",
@@ -83,6 +84,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="alltoall-256 instead of alltoall-1024")
     ap.add_argument("--slots", type=int, nargs="+", default=[64],
                     help="mailbox slots per process of the flow-control runs")
+    add_option(ap)
     args = ap.parse_args()
     Batch([get_example("tiny")]).run(profile=np.zeros((1, dt.N_PROF, 2), np.int64))
     runs = []
@@ -97,11 +99,19 @@ def main() -> None:
     print(f"\nextra time-stamp cycles over the reference ({ref_label}), % of its total")
     print(f"  {'':<20}{'network':^27}{'hosts and mailboxes':^27}")
     print(f"  {'run':<12}{'total':>8}" + f"{'packets':>9}{'per pkt':>9}{'dearer':>9}" * 2)
+    rows = []
     for label, pkts, p in runs[1:]:
         parts = (_split(p, ref, pkts, ref_pkts, NETWORK)
                  + _split(p, ref, pkts, ref_pkts, HOSTS))
         cells = "".join(f"{100 * x / ref_total:>+8.1f}%" for x in parts)
         print(f"  {label:<12}{100 * (p[:, 1].sum() / ref_total - 1):>+7.1f}%{cells}")
+        rows.append([label, round(100 * (p[:, 1].sum() / ref_total - 1), 1)]
+                    + [round(100 * x / ref_total, 1) for x in parts])
+    for label, pkts, p in runs:
+        rows.append([label + ": events/packet", round(p[:, 0].sum() / pkts, 2)]
+                    + [""] * 6)
+    save(args, "profile_events", ["run", "total +%", "network: packets", "per pkt", "dearer",
+                                  "hosts: packets", "per pkt", "dearer"], rows)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ faster than the reference in this model:
 - `nic_fifo_packets=100000`: a NIC injection FIFO of 100,000 packets instead of 16, so that a
   CPU blocks less often in a PIO write (where it cannot run the MPI progress engine). It still
   fills: in alltoall-256 ranks spend 9.7 % of their time blocked in PIO writes, against 71 %
-  with 16 packets (README, Calibration: Model variants). The part of the gap it closes
+  with 16 packets (docs/calibration.md). The part of the gap it closes
   is the CPU overlap a credit stall gives (a rank waiting for credits polls its mailbox).
 - `progress_packets=0`: no mailbox retrieval at MPI calls, only while a rank waits in MPI.
 
@@ -33,6 +33,7 @@ from extoll_vec.analysis.extoll_common import measured_us
 from extoll_vec.engine import simulate
 from extoll_vec.errors import ConfigError
 from extoll_vec.examples import get_example, variant_overrides
+from record import add_option, save
 
 
 NEVER_FULL = 100_000   # NIC FIFO packets (the name is historical: alltoalls fill it too)
@@ -71,12 +72,14 @@ def example_config(ap: argparse.ArgumentParser, args, **more):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_example_options(ap)
+    add_option(ap)
     args = ap.parse_args()
     base = example_config(ap, args)
     print(f"{'alltoall-1024' if args.full else 'alltoall-256'}, 2 KB, one timed alltoall after "
           f"a warm-up one, model {args.variant or 'calibrated defaults'}", flush=True)
     print(f"{'case':<28}{'time us':>12}{'vs none':>10}{'busiest link':>14}", flush=True)
     ref = {}
+    rows = []
     for name, over in cases(base.n_ranks):
         if "fifo" in name and base.network.nic_fifo_packets >= NEVER_FULL:
             continue     # the variant has this FIFO already
@@ -87,6 +90,10 @@ def main() -> None:
         ref.setdefault(key, t)      # each probe is compared with its own reference
         print(f"{name:<28}{t:>12,.1f}{100 * (t / ref[key] - 1):>+9.1f}%"
               f"{float(ds.max_link_utilization.values[0]):>14.3f}", flush=True)
+        rows.append([name, round(t, 1), round(100 * (t / ref[key] - 1), 1),
+                     round(float(ds.max_link_utilization.values[0]), 3)])
+    save(args, "reference_minimum", ["case", "time us", "vs its reference %", "busiest link"],
+         rows)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ def main(argv=None) -> int:
     ap.add_argument("--message-bytes", type=int, default=2048)
     ap.add_argument("--batch-size", type=int, default=None,
                     help="points per batch (default: the sweep's policy for each worker count)")
+    from record import add_option, save
+    add_option(ap)
     args = ap.parse_args(argv)
 
     from extoll_vec.sweep import build_sweep
@@ -89,6 +91,10 @@ def main(argv=None) -> int:
         stores = [tmp / f"w{n}.zarr" for n in args.workers]
         identical = all(same_store(stores[0], s) for s in stores[1:])
         print(f"stores bit-identical across worker counts: {'yes' if identical else 'NO'}")
+        save(args, "sweep_scaling", ["workers", "seconds", "points/s", "speedup", "batches",
+                                     "bit-identical"],
+             [[n, round(wall, 2), round(sweep.n_points / wall, 2), round(base / wall, 2), b,
+               "yes" if identical else "NO"] for n, wall, b, *_ in rows], argv)
         return 0 if identical else 1
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
