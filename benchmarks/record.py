@@ -27,13 +27,16 @@ def add_option(ap: argparse.ArgumentParser) -> None:
 
 
 def commit() -> str:
-    """The checked-out commit, ``-dirty`` if tracked files differ from it; "unknown" outside
-    a git checkout."""
+    """The checked-out commit, ``-dirty`` if tracked files (other than the results file) differ
+    from it; "unknown" outside a git checkout."""
     here = Path(__file__).resolve().parent
     try:
         rev = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=here, text=True,
                              capture_output=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        # the results file itself does not count: appending a record must not make the next
+        # benchmark of the same session "dirty"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ":(top)", ":(top,exclude)benchmarks/results.jsonl"],
                                cwd=here, text=True, capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
