@@ -236,10 +236,17 @@ def figure(ncols: int = 1, nrows: int = 1, width: float = 5.5, height: float = 4
 
 
 def write_outputs(table: Table, fig, out_dir, name: str) -> tuple[Path, Path]:
+    """DIR/NAME.csv, DIR/NAME.png and, if the table has notes (its reading of itself),
+    DIR/NAME.notes.txt, which docs/ quotes through `extoll-vec docs`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path, png_path = out / f"{name}.csv", out / f"{name}.png"
     csv_path.write_text(table.to_csv())
+    notes = out / f"{name}.notes.txt"
+    if table.notes:
+        notes.write_text("".join(n.strip() + "\n" for n in table.notes))
+    elif notes.exists():
+        notes.unlink()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     FigureCanvasAgg(fig)
     fig.savefig(png_path, dpi=110)

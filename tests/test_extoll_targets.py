@@ -1,18 +1,23 @@
 """Every EXTOLL reproduction target at its --quick scale, end to end through the CLI: the
 target's sweep runs on a real LocalCluster (2 worker processes) into a real zarr store, then
 the table is computed and NAME.csv / NAME.png are written. Checks the shape each figure needs
-(columns the issue names, one row per grid point, finite values, a real PNG), not the values:
-the full-scale figures and their comparison with the paper are in the closing notes."""
+(columns the issue names, one row per grid point, finite values, a real PNG), and that the CSV
+and notes equal the copies docs/ reports (docs/data/quick: the docs cannot drift from the
+model); the full-scale figures and their comparison with the paper are in docs/reproduction."""
 from __future__ import annotations
 
 import csv
 import math
+from pathlib import Path
 
 import pytest
 
 from extoll_vec.cli import main
 
+pytestmark = pytest.mark.slow   # real clusters or whole targets: the full suite only
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+DOCS_QUICK = Path(__file__).resolve().parents[1] / "docs" / "data" / "quick"
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +30,10 @@ def run_target(out, name: str) -> list[dict]:
     assert rc == 0
     png = (out / f"{name}.png").read_bytes()
     assert png.startswith(PNG_MAGIC) and len(png) > 5000
+    for file in (f"{name}.csv", f"{name}.notes.txt"):
+        assert (out / file).read_text() == (DOCS_QUICK / file).read_text(), \
+            f"docs/data/quick/{file} is stale: extoll-vec tables {name} --quick --out " \
+            "docs/data/quick, then extoll-vec docs"
     with open(out / f"{name}.csv", newline="") as fh:
         return list(csv.DictReader(fh))
 

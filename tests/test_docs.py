@@ -1,0 +1,101 @@
+"""The documentation is data: README and docs/ stay what their sources give.
+
+- Every generated block in docs/ (and README) is what `extoll-vec docs` renders from the CSVs
+  in docs/data/ and benchmarks/results.jsonl (`--check`), and a stale block is caught.
+- The CSVs of the targets that need no simulation equal what the targets compute now (the
+  simulated ones are compared where the suite runs them: tests/test_extoll_targets.py).
+- The README keeps the shape the project promises: two commands first, the second the one
+  .ci/run runs, about 200 lines at most, and every doc it links exists.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from extoll_vec.analysis.registry import compute
+from extoll_vec.analysis.report import number, regenerate
+from extoll_vec.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "docs" / "data"
+
+
+def test_generated_blocks_are_current(capsys):
+    assert main(["docs", "--root", str(ROOT), "--check"]) == 0, capsys.readouterr().out
+
+
+def test_a_stale_block_is_caught_and_regenerated(tmp_path, capsys):
+    """Negative control: change a number in a copy's CSV; --check fails naming the file, a
+    plain run rewrites the block, and then --check passes."""
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    (tmp_path / "benchmarks").mkdir()
+    shutil.copy(ROOT / "benchmarks" / "results.jsonl", tmp_path / "benchmarks")
+    csv = tmp_path / "docs" / "data" / "extoll_table1.csv"
+    csv.write_text(csv.read_text().replace("100,2,34,", "100,2,35,", 1))
+    assert main(["docs", "--root", str(tmp_path), "--check"]) == 1
+    assert "stale: docs/reproduction/extoll.md" in capsys.readouterr().out
+    assert main(["docs", "--root", str(tmp_path)]) == 0
+    assert "| 100 | 2 | 35 |" in (tmp_path / "docs" / "reproduction" / "extoll.md").read_text()
+    assert regenerate(tmp_path, check=True) == []
+
+
+def test_a_bad_block_is_one_line_naming_the_place(tmp_path, capsys):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "x.md").write_text(
+        "a\n<!-- generated: table nowhere.csv -->\n<!-- end generated -->\n"
+        "<!-- generated: table y.csv colums=a -->\n<!-- end generated -->\n")
+    assert main(["docs", "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("extoll-vec: error: docs/x.md:2: docs/nowhere.csv: no such CSV")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    (tmp_path / "docs" / "y.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "docs" / "x.md").write_text(
+        "a\n<!-- generated: table y.csv columns=a -->\n<!-- end generated -->\n"
+        "<!-- generated: table y.csv colums=a -->\n<!-- end generated -->\n")
+    assert main(["docs", "--root", str(tmp_path)]) == 2
+    assert "docs/x.md:4: unknown option 'colums'" in capsys.readouterr().err
+    assert main(["docs", "--root", str(tmp_path / "none")]) == 2
+
+
+@pytest.mark.parametrize("name", ["extoll_table1", "extoll_memory", "extoll_buffer_bounds"])
+def test_unsimulated_target_csvs_are_what_the_targets_give(name, tmp_path):
+    compute(name, None, out_dir=tmp_path)
+    for suffix in (".csv", ".notes.txt"):
+        assert (tmp_path / f"{name}{suffix}").read_text() == \
+            (DATA / f"{name}{suffix}").read_text(), \
+            f"regenerate: extoll-vec tables {name} --out docs/data"
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("278515.08", "278,515"), ("50.0391", "50.04"), ("-0.00182554", "-0.001826"),
+    ("37", "37"), ("12345", "12,345"), ("True", "True"), ("nan", ""), ("0.0", "0"),
+    ("1025.0000019073486", "1,025"), ("4.003908157348633", "4.004"), ("0.56", "0.56"),
+    ("9.4", "9.4"), ("18900000.0", "18,900,000")])
+def test_numbers_are_shown_without_exponents(text, shown):
+    assert number(text) == shown
+
+
+def test_readme_starts_with_the_two_commands_and_stays_short():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert lines[0] == "```sh" and lines[3] == "```"
+    install, tests = lines[1], lines[2]
+    assert "pip install -e" in install and "extoll-vec sweep sweeps/smoke.yaml" in install
+    assert tests == ".venv/bin/python -m pytest -q"
+    assert "-m pytest -q" in (ROOT / ".ci" / "run").read_text()
+    assert len(lines) <= 200
+    for link in re.findall(r"\]\(((?:docs/)[^)#]*)", "\n".join(lines)):
+        assert (ROOT / link).exists(), link
+
+
+def test_every_paper_has_a_reproduction_page():
+    seeds = ROOT.parent / "shared" / "seeds"
+    pages = sorted(p.name for p in (ROOT / "docs" / "reproduction").glob("*.md"))
+    assert pages == ["extoll.md", "extoll_conference.md", "infiniband.md", "myrinet_lfc.md",
+                     "portals_dragonfly.md"]
+    if seeds.is_dir():   # the papers sit beside the project on the development machines
+        cited = "".join(p.read_text() for p in (ROOT / "docs" / "reproduction").glob("*.md"))
+        for seed in seeds.glob("*.txt"):
+            assert seed.name in cited, seed.name
