@@ -11,7 +11,7 @@ settings), and k concurrent alltoall groups of n/k consecutive ranks (the Spanis
 
 The bound is necessary, not sufficient: at 1024 ranks the delayed sends stop at the first
 measured size above it (8/16/32/64 slots per process), and one slot above it in a probe of
-4x256 (README: "Where the sends stop waiting"). The dynamic protocol only gets there after
+4x256 (docs/reproduction/extoll_conference.md). The dynamic protocol only gets there after
 adaptation: a sender starts with its static slots (section 6.3).
 """
 from __future__ import annotations
@@ -65,7 +65,7 @@ def extoll_buffer_bounds(ds=None, out_dir=None) -> Table:
         "memory_ratio = static_mb / dynamic_mb",
         "a lower bound: below it some sender cannot hold a whole message in the steady flow; "
         "at or above it the stealing may still share unevenly, and the overhead depends on the "
-        "network as well (README)",
+        "network as well (docs/reproduction/extoll_conference.md)",
     ]
     table = Table(f"extoll_buffer_bounds: {len(rows)} machine sizes x patterns", list(COLUMNS),
                   rows, notes)

@@ -78,11 +78,11 @@ def tiny() -> RunConfig:
 
 
 # Model variants: parameter sets that replace calibrated defaults together, each fitted by
-# analysis/calibration.py to the same two reference times as the defaults (README, Calibration).
+# analysis/calibration.py to the same two reference times as the defaults (docs/calibration.md).
 # A sweep spec names one with `base: {variant: NAME}`; the benchmarks take --variant NAME.
 MODEL_VARIANTS: dict[str, dict[str, object]] = {
     # PIO writes stall the CPU less often (an injection FIFO of 100,000 packets instead of 16;
-    # it still fills in the alltoalls: README, Calibration: Model variants) and 24-flit router
+    # it still fills in the alltoalls: docs/calibration.md) and 24-flit router
     # buffers; fitted with `python -m extoll_vec.analysis.calibration --set
     # network.nic_fifo_packets=100000 --set network.buffer_flits=24 --scan 0.3` (m = 0.3:
     # 9, 12 and 22 cycles for a PIO write, a retrieval and a match)

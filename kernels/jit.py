@@ -2,13 +2,13 @@
 
 - ``inner``: a helper called only from other kernels. Inlined by LLVM (``forceinline``): a
   call would otherwise copy the whole State tuple of arrays. No CPython or C wrapper: nothing
-  calls it from Python, and a wrapper that unboxes the 130-array State tuple cost more compile
-  time than the helper itself (measured: 78 s of a 5-minute cold compile).
+  calls it from Python, and a wrapper that unboxes the 130-array State tuple costs more compile
+  time than the helper itself (docs/design.md).
 - ``entry``: a kernel the engine calls from Python (sim.start, sim.advance). ``nogil=True``:
   one call can run for minutes (a chunk of cycles of a batch of 1024-rank points); holding
   the GIL that long stops every other thread of the process, and a Dask worker whose
-  heartbeat thread is stopped for 5 minutes is declared dead and restarted, its batch rerun
-  (seen on the IMB sweep). Kernels touch no Python object, so releasing it is safe.
+  heartbeat thread is stopped for minutes is declared dead and restarted, its batch rerun.
+  Kernels touch no Python object, so releasing it is safe.
 - ``analysis``: a static analysis called from Python that allocates its result (progstats),
   so it keeps Numba's reference counting.
 

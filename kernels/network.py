@@ -54,9 +54,8 @@ def router_accept(S, T, par, b, r, p, v, h, now):
     S.ib_flits[b, r, p, v] += L
     out = T.route_port[r, S.pk_dnode[b, h]]
     # No kernel reads these three (arbitration takes the input port and VC from the queue it
-    # scans). Removing them and their arrays made every run slower: alltoall-1024 reference
-    # 36.5 / 37.8 s against 34.1 / 34.1 s, dynamic 64 51.6 / 52.4 s against 49.2 / 49.3 s
-    # (interleaved, goldens unchanged): a code-generation effect, not understood. Kept.
+    # scans), yet removing them made every run slower: a code-generation effect, not
+    # understood (docs/design.md). Kept.
     S.pk_out[b, h] = out
     S.pk_inp[b, h] = p
     S.pk_vc[b, h] = v

@@ -45,8 +45,8 @@ def start(S, T, par, starts):
 @inner
 def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
     # Every kernel is inlined into `advance`, and each call site is a full copy: the large
-    # handlers (arbitrate, nic_tx, nic_drain) have one call site each, which made the event
-    # loop about 5 % faster (interleaved runs of alltoall-256; a smaller loop body).
+    # handlers (arbitrate, nic_tx, nic_drain) have one call site each, to keep the event
+    # loop's body small (docs/design.md).
     # request_arb/request_tx suppress duplicate requests for one cycle; once that cycle's
     # event runs, a later request for the same cycle (a credit arriving after the failed
     # arbitration) must schedule a new one, or the output would sleep forever

@@ -21,7 +21,8 @@ slots per process, c credit slots and A active senders, the active senders share
 ``(s - c) * (n - 1) - c * (n - 1 - A)`` slots of intended quota. If that is below
 ``A * eq4_min_quota`` (or the static slots, if more), at least one of them holds less than a
 message's worth in the steady state, whatever the lists and stealing do. The bound is
-necessary, not sufficient: the stealing does not share evenly (4x256 at 16 slots, README).
+necessary, not sufficient: the stealing does not share evenly (4x256 at 16 slots,
+docs/reproduction/extoll_conference.md).
 With every sender active it is the static protocol's Eq. 4 bound
 (``stabilizing_slots(c, exact=True)``).
 """

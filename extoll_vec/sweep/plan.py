@@ -23,7 +23,7 @@ DEFAULT_MAX_BATCH = 8
 DEFAULT_BATCH_MEMORY = 2 << 30          # bytes of simulation state per batch
 BATCHES_PER_WORKER = 4                  # aim for at least this many batches per worker
 # Rough speed of one worker, used only for the --dry-run time estimate: packets delivered per
-# second, measured for alltoall-256 (2.27 M packets in 2.1 s) on the 2-core development machine.
+# second, the order of magnitude of benchmarks/bench_engine.py on a current core.
 PACKETS_PER_SECOND = 1_000_000
 
 
