@@ -191,19 +191,26 @@ def _sweep_cmd(spec: Path, out: Path, *extra: str) -> list[str]:
             "--workers", "2", "--batch-size", "1", *extra]
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_cli_ctrl_c_leaves_a_valid_store_and_rerun_finishes_it(tmp_path):
     import yaml
     spec = tmp_path / "slow.yaml"
     spec.write_text(yaml.safe_dump(SLOW, sort_keys=False))
     # The interrupt must land while points remain. A run that ends before the signal is sent
-    # tests nothing: try again with a new store (a fresh clone's suite once saw exit 0 and
-    # nothing on stderr, cause not found). A run still going when the signal is sent must stop
-    # with 130.
+    # tests nothing: try again with a new store. A run still going when the signal is sent must
+    # stop with 130.
     tries = []
     for attempt in range(3):
         out = tmp_path / f"slow{attempt}.zarr"
+        # SIGINT as a terminal delivers it: a suite started in the background (`cmd &`, nohup)
+        # hands its children SIGINT ignored, and Python then installs no KeyboardInterrupt
+        # handler: the sweep would finish with exit 0 and nothing on stderr
         proc = subprocess.Popen(_sweep_cmd(spec, out, "--quiet"), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                                stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                                preexec_fn=_sigint_default)
         t0 = time.monotonic()
         try:
             while time.monotonic() < t0 + 120 and proc.poll() is None:
