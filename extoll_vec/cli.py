@@ -144,16 +144,18 @@ def summary(c: RunConfig, ds, wall_s: float, i: int = 0,
 def apply_sets(cfg: RunConfig, sets: Sequence[str]) -> RunConfig:
     if not sets:
         return cfg
-    import yaml
+    from .config import show
+    from .errors import SpecError
+    from .inputs import parse_yaml_document
     overrides = {}
     for item in sets:
         key, eq, text = item.partition("=")
-        if not eq or not key:
-            raise ConfigError("--set", f"expected SECTION.FIELD=VALUE, got {item!r}")
+        if not eq or not key.strip():
+            raise ConfigError("--set", f"expected SECTION.FIELD=VALUE, got {show(item)}")
         try:
-            overrides[key.strip()] = yaml.safe_load(text)
-        except yaml.YAMLError:
-            raise ConfigError(key.strip(), f"value {text!r} is not valid YAML") from None
+            overrides[key.strip()] = parse_yaml_document(text, None, key.strip())[0]
+        except SpecError as exc:
+            raise ConfigError(key.strip(), f"value {show(text)}: {exc.message}") from None
     return cfg.replace(**overrides)
 
 
@@ -186,6 +188,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         cfg = load_yaml(args.config)
     cfg = apply_sets(cfg, args.set)
+    from .engine.sizing import check_memory
+    check_memory([cfg])       # too large for this machine: refused before anything is built
     if args.output is not None:
         from .dataset import check_writable
         check_writable(args.output, args.overwrite)  # fail before simulating, not after

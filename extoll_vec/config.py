@@ -4,16 +4,24 @@ A RunConfig is a tree of frozen dataclasses. Every field has a default here and 
 derived values (nodes, ranks per node, packets per message, cycles per ns) are properties,
 never stored beside their inputs. Every invalid value raises ConfigError naming the dotted
 field and what is allowed.
+
+Validation has two layers. Every field declares once, beside its default, its type, its bounds
+and its unit (`Bounds`, in the field's metadata: the helpers _int, _num, _choice, _flag,
+_ints); check_fields() checks them for every field of every section, whatever the chosen
+topology, protocol or workload, before anything else: the type (an int is not a bool, a float
+field takes an int), finiteness, the bounds and the allowed names. The bounds are what the
+engine represents after its conversions (the *_MAX constants below say which). Then each
+section's `check` and RunConfig.validate check what depends on the kind or on other fields
+(a torus radix, a mailbox that holds the credit regions, ...).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from dataclasses import dataclass, field, fields
 from typing import Any
-
-import yaml
 
 from .dtypes import MAX_VCS
 from .errors import ConfigError
@@ -27,51 +35,228 @@ IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "
                   "Barrier", "Alltoall", "Alltoallv", "Allgather", "Allgatherv", "Gather",
                   "Scatter", "Scatterv", "Gatherv", "Reduce_scatter")
 
+# ---- what the engine represents (the bounds every field declares derive from these) ----------
+I32_MAX = 2**31 - 1        # counts that size or index the kernels' arrays (dtypes.IDX, int32)
+RANKS_MAX = 2**19          # ranks: the mailbox entry's source field (kernels/host.py: src << 44
+                           # of an int64 word stays positive below 2**19)
+CYCLES_MAX = 10**18        # cycle counts (dtypes.TIME, int64 up to 9.2e18: room to add a few)
+CYCLE_NS_MIN = 1e-3        # network.cycle_ns: 1 ps .. 1 ms is every link ever built and more
+CYCLE_NS_MAX = 1e6
+NS_MAX = 10**9             # any time in ns (1 s): at the shortest cycle 1e12 cycles, so a cost
+                           # x 2**18 KiB (LiMIC per KiB, the largest message) or x 2**10 (the
+                           # credit cost's fixed point, dtypes.CREDIT_FRAC_BITS) stays in int64;
+                           # rank start times are int32 ns (engine.Batch starts)
+US_MAX = CYCLES_MAX * CYCLE_NS_MIN / 1000   # limits.no_progress_us: its cycles fit CYCLES_MAX
+BYTES_MAX = 2**28 - 1      # bytes of a message or packet: the mailbox entry's rendezvous byte
+                           # field (kernels/host.py MB_RNDV_BYTES); sums of a few stay int32
+HOP_CYCLES_MAX = 2**24     # link latency / router delay: the timing wheel spans 4 x a hop
+
 
 def _check(cond: bool, name: str, allowed: str, value: Any) -> None:
     if not cond:
-        raise ConfigError(name, f"got {value!r}; allowed: {allowed}")
+        raise ConfigError(name, f"got {show(value)}; allowed: {allowed}")
+
+
+def show(value: Any, width: int = 60) -> str:
+    """A value for an error message: its repr, shortened to one line however large it is."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+    if isinstance(value, tuple):
+        value = list(value)
+    try:
+        text = repr(value)
+    except ValueError:          # e.g. a list holding an int too long for str()
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= width else text[:width] + "..."
+
+
+def fmt_limit(x: float | int) -> str:
+    """1e9, 1e18, 0.001, 2147483647: limits as the messages print them."""
+    if isinstance(x, int) and x >= 10**6 and str(x).rstrip("0") == "1":
+        return f"1e{len(str(x)) - 1}"
+    if isinstance(x, float):
+        if x.is_integer() and abs(x) < 10**6:
+            return str(int(x))
+        return f"{x:g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+    return str(x)
 
 
 @dataclass(frozen=True)
-class TopologyConfig:
+class Bounds:
+    """What one config field accepts, declared once beside its default (field metadata).
+
+    kind: "int" (an int, not a bool), "float" (an int or float, finite), "bool", "str" (one of
+    `choices`), "ints" (a list of ints, `length` = (least, most) items, each item lo..hi).
+    lo, hi: inclusive bounds (lo exclusive if lo_open). noun and unit word the message:
+    ``allowed: a finite cost 0..1e9 nanoseconds``; note adds why, in parentheses."""
+    kind: str
+    lo: Any = None
+    hi: Any = None
+    unit: str = ""
+    noun: str = ""
+    lo_open: bool = False
+    choices: tuple = ()
+    length: tuple[int, int] = (0, 0)
+    note: str = ""
+
+    def allowed(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        note = f" ({self.note})" if self.note else ""
+        rng = f"{fmt_limit(self.lo)}..{fmt_limit(self.hi)}"
+        if self.kind == "int":
+            return f"an integer {rng}{unit}{note}"
+        if self.kind == "float":
+            noun = self.noun or "number"
+            if self.lo_open:
+                return (f"a finite {noun} > {fmt_limit(self.lo)} and <= {fmt_limit(self.hi)}"
+                        f"{unit}{note}")
+            return f"a finite {noun} {rng}{unit}{note}"
+        if self.kind == "str":
+            return " | ".join(self.choices)
+        if self.kind == "bool":
+            return "true | false"
+        a, b = self.length
+        items = f"{a}..{b} integers" if a else f"at most {b} integers"
+        return f"a list of {items}, each {rng}{unit}{note}"
+
+    def _in_range(self, v) -> bool:
+        return (self.lo < v if self.lo_open else self.lo <= v) and v <= self.hi
+
+    def admits(self, v: Any) -> bool:
+        if self.kind == "int":
+            return isinstance(v, int) and not isinstance(v, bool) and self._in_range(v)
+        if self.kind == "float":
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                return False
+            return (not isinstance(v, float) or math.isfinite(v)) and self._in_range(v)
+        if self.kind == "str":
+            return isinstance(v, str) and v in self.choices
+        if self.kind == "bool":
+            return isinstance(v, bool)
+        return (isinstance(v, (tuple, list)) and self.length[0] <= len(v) <= self.length[1]
+                and all(isinstance(x, int) and not isinstance(x, bool) and self._in_range(x)
+                        for x in v))
+
+    def check(self, name: str, value: Any) -> None:
+        if not self.admits(value):
+            raise ConfigError(name, f"got {show(value)}; allowed: {self.allowed()}")
+
+    def coerce(self, value: Any) -> Any:
+        """Parse-time conversions of plain (YAML/JSON) data: an int into a float field becomes a
+        float (when it has one), a list into a list field a tuple."""
+        if self.kind == "float" and isinstance(value, int) and not isinstance(value, bool):
+            try:
+                return float(value)
+            except OverflowError:       # beyond any float: left for check() to refuse
+                return value
+        if self.kind == "ints" and isinstance(value, list):
+            return tuple(value)
+        return value
+
+
+def _declare(default: Any, bounds: Bounds):
+    return field(default=default, metadata={"bounds": bounds})
+
+
+def _int(default: int, lo: int, hi: int = I32_MAX, unit: str = "", note: str = ""):
+    return _declare(default, Bounds("int", lo, hi, unit, note=note))
+
+
+def _num(default: float, lo: float, hi: float, unit: str, noun: str, lo_open: bool = False,
+         note: str = ""):
+    return _declare(default, Bounds("float", lo, hi, unit, noun, lo_open, note=note))
+
+
+def _choice(default: str, choices: tuple[str, ...]):
+    return _declare(default, Bounds("str", choices=tuple(choices)))
+
+
+def _flag(default: bool):
+    return _declare(default, Bounds("bool"))
+
+
+def _ints(default: tuple[int, ...], lo: int, hi: int, length: tuple[int, int], unit: str = "",
+          note: str = ""):
+    return _declare(default, Bounds("ints", lo, hi, unit, length=length, note=note))
+
+
+@functools.lru_cache(maxsize=None)
+def bounds(cls) -> dict[str, Bounds]:
+    """The declared Bounds of every field of a section class (or RunConfig: only `seed`).
+    Do not modify the dict: it is cached."""
+    return {f.name: f.metadata["bounds"] for f in fields(cls) if "bounds" in f.metadata}
+
+
+def check_fields(obj: Any, pre: str) -> None:
+    """Check every field of a section (or RunConfig's own scalars) against its Bounds."""
+    for name, b in bounds(type(obj)).items():
+        b.check(f"{pre}.{name}" if pre else name, getattr(obj, name))
+
+
+class _Section:
+    """A config section: validate() = the declared bounds of every field, then `check` (what
+    depends on the section's kind or on its other fields)."""
+
+    def validate(self, pre: str = "") -> None:
+        pre = pre or next(k for k, c in SECTIONS.items() if isinstance(self, c))
+        check_fields(self, pre)
+        self.check(pre)
+
+    def check(self, pre: str) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class TopologyConfig(_Section):
     """Router graph. mesh/torus: one node per router, radix per dimension in `dims`.
     dragonfly: p terminals per router, a routers per group, h global links per router,
     `groups` groups (0 means the maximum a*h+1). crossbar: p nodes on one switch.
     hypercube: 2**cube_dim switches with p nodes each."""
-    kind: str = "mesh"
-    dims: tuple[int, ...] = (4, 4, 4)
-    p: int = 1
-    a: int = 4
-    h: int = 2
-    groups: int = 0
-    cube_dim: int = 3
+    kind: str = _choice("mesh", TOPOLOGY_KINDS)
+    dims: tuple[int, ...] = _ints((4, 4, 4), 1, I32_MAX, (1, 4), "routers per dimension")
+    p: int = _int(1, 1, unit="nodes per router")
+    a: int = _int(4, 1, unit="routers per group")
+    h: int = _int(2, 1, unit="global links per router")
+    groups: int = _int(0, 0, unit="groups", note="0: a*h+1")
+    cube_dim: int = _int(3, 1, 12, "dimensions")
 
-    def validate(self, pre: str = "topology") -> None:
-        _check(self.kind in TOPOLOGY_KINDS, f"{pre}.kind", " | ".join(TOPOLOGY_KINDS), self.kind)
+    def check(self, pre: str = "topology") -> None:
         if self.kind in ("mesh", "torus"):
-            _check(1 <= len(self.dims) <= 4 and all(isinstance(d, int) and d >= 1 for d in self.dims)
-                   and math.prod(self.dims) >= 2, f"{pre}.dims",
+            _check(math.prod(self.dims) >= 2, f"{pre}.dims",
                    "1 to 4 integer radices >= 1 with at least 2 routers", list(self.dims))
         if self.kind == "torus":
             _check(all(d >= 3 or d == 1 for d in self.dims), f"{pre}.dims",
                    "torus radices >= 3 (a radix of 2 is a mesh)", list(self.dims))
-        _check(self.p >= 1, f"{pre}.p", "integer >= 1", self.p)
         if self.kind == "dragonfly":
-            _check(self.a >= 1, f"{pre}.a", "integer >= 1", self.a)
-            _check(self.h >= 1, f"{pre}.h", "integer >= 1", self.h)
             _check(self.groups == 0 or 2 <= self.groups <= self.a * self.h + 1, f"{pre}.groups",
                    f"0 (= a*h+1) or 2..{self.a * self.h + 1}", self.groups)
         if self.kind == "crossbar":
             _check(self.p >= 2, f"{pre}.p", "crossbar needs >= 2 nodes", self.p)
-        if self.kind == "hypercube":
-            _check(1 <= self.cube_dim <= 12, f"{pre}.cube_dim", "1..12", self.cube_dim)
         if self.kind in ("mesh", "torus"):
             _check(self.p == 1, f"{pre}.p", "1 (one node per router on meshes and tori)", self.p)
+        # node and router numbers are int32 in every table (topology.base, state.FIELDS)
+        n = max(self.n_nodes, self.n_routers)
+        if n > I32_MAX:
+            allowed = f"at most {I32_MAX} nodes and routers (int32 indices)"
+            if self.kind in ("mesh", "torus"):
+                _check(False, f"{pre}.dims", f"{allowed}; these radices make {n}", list(self.dims))
+            if self.kind in ("crossbar", "hypercube"):
+                _check(False, f"{pre}.p", f"{allowed}; this topology has {n}", self.p)
+            raise ConfigError(pre, f"p x a x groups = {n} nodes; allowed: {allowed}")
 
     @property
     def n_groups(self) -> int:
         return self.groups or self.a * self.h + 1
+
+    @property
+    def n_routers(self) -> int:
+        if self.kind in ("mesh", "torus"):
+            return math.prod(self.dims)
+        if self.kind == "dragonfly":
+            return self.a * self.n_groups
+        if self.kind == "crossbar":
+            return 1
+        return 1 << self.cube_dim
 
     @property
     def n_nodes(self) -> int:
@@ -85,33 +270,29 @@ class TopologyConfig:
 
 
 @dataclass(frozen=True)
-class NetworkConfig:
+class NetworkConfig(_Section):
     """Links, routers and NICs. One cycle is one flit time on a link. cycle_ns (and with it the
     link rate and the hop latency) is fitted to the EXTOLL paper's reference times
     (analysis/calibration.py: 587 MB/s links, 327 ns per hop)."""
-    cycle_ns: float = 27.27            # length of one cycle (one flit on a link): fitted
-    flit_bytes: int = 16               # link width x cycle: bytes per flit
-    packet_header_bytes: int = 8       # network header added to every packet on the wire
-    link_latency: int = 4              # cycles a flit needs to cross a link
-    router_delay: int = 8              # router pipeline cycles before a head can be switched
-    vcs: int = 2                       # virtual channels per port
-    buffer_flits: int = 40             # input buffer per port and VC, flits
-    nic_fifo_packets: int = 16         # NIC injection FIFO, packets (PIO writes land here)
-    nic_ejection_flits: int = 40       # NIC ejection buffer, flits (holds packets a full mailbox refuses)
-    nic_packet_ns: float = 0.0         # NIC packet rate: least time between two injected packets
-                                       # (0: link rate only; rounded up to whole cycles)
-    rma_packet_bytes: int = 256        # payload of one RMA data packet
+    # length of one cycle (one flit on a link): fitted
+    cycle_ns: float = _num(27.27, CYCLE_NS_MIN, CYCLE_NS_MAX, "nanoseconds", "cycle length")
+    flit_bytes: int = _int(16, 1, BYTES_MAX, "bytes")          # link width x cycle
+    packet_header_bytes: int = _int(8, 0, BYTES_MAX, "bytes")  # network header on every packet
+    link_latency: int = _int(4, 1, HOP_CYCLES_MAX, "cycles")   # cycles a flit needs on a link
+    # router pipeline cycles before a head can be switched
+    router_delay: int = _int(8, 0, HOP_CYCLES_MAX, "cycles")
+    vcs: int = _int(2, 1, MAX_VCS, "virtual channels per port")
+    buffer_flits: int = _int(40, 1, unit="flits")   # input buffer per port and VC
+    nic_fifo_packets: int = _int(16, 1, unit="packets")   # NIC injection FIFO (PIO writes)
+    # NIC ejection buffer (holds packets a full mailbox refuses)
+    nic_ejection_flits: int = _int(40, 1, unit="flits")
+    # NIC packet rate: least time between two injected packets (0: link rate only; rounded up
+    # to whole cycles)
+    nic_packet_ns: float = _num(0.0, 0.0, NS_MAX, "nanoseconds", "time",
+                                note="0: link rate only")
+    rma_packet_bytes: int = _int(256, 1, BYTES_MAX, "bytes")   # payload of one RMA data packet
 
-    def validate(self, pre: str = "network") -> None:
-        _check(self.cycle_ns > 0, f"{pre}.cycle_ns", "> 0 nanoseconds", self.cycle_ns)
-        _check(self.nic_packet_ns >= 0, f"{pre}.nic_packet_ns",
-               ">= 0 nanoseconds (0: link rate only)", self.nic_packet_ns)
-        for n in ("flit_bytes", "vcs", "nic_fifo_packets", "rma_packet_bytes"):
-            _check(getattr(self, n) >= 1, f"{pre}.{n}", "integer >= 1", getattr(self, n))
-        for n in ("packet_header_bytes", "link_latency", "router_delay"):
-            _check(getattr(self, n) >= 0, f"{pre}.{n}", "integer >= 0", getattr(self, n))
-        _check(self.link_latency >= 1, f"{pre}.link_latency", "integer >= 1", self.link_latency)
-        _check(self.vcs <= MAX_VCS, f"{pre}.vcs", f"1..{MAX_VCS}", self.vcs)
+    def check(self, pre: str = "network") -> None:
         mx = self.max_packet_flits
         _check(self.buffer_flits >= mx, f"{pre}.buffer_flits",
                f">= {mx} (the largest packet, virtual cut-through)", self.buffer_flits)
@@ -138,48 +319,44 @@ class NetworkConfig:
         return max(self.velo_packet_flits, self.flits(self.rma_packet_bytes))
 
 
+def _cost(default: float):
+    return _num(default, 0.0, NS_MAX, "nanoseconds", "cost")
+
+
 @dataclass(frozen=True)
-class HostConfig:
+class HostConfig(_Section):
     """CPU costs in nanoseconds (converted once to cycles by the engine). Fitted together with
     network.cycle_ns to the EXTOLL paper's reference times, keeping their ratios
     (analysis/calibration.py): 8, 10, 19, 125 and 31 cycles of 27.27 ns; credit_ns is not
     fitted (the reference runs have no flow control)."""
-    pio_ns: float = 218.16        # write one VELO packet to the NIC (PIO)
-    retrieve_ns: float = 272.7    # poll, copy and release one mailbox slot
-    match_ns: float = 518.13      # MPI matching / bookkeeping per message
-    credit_ns: float = 27.27      # one flow-control credit operation: not fitted (no credits in
-                                  # the reference runs); one cycle. Unlike the other costs it is
-                                  # not rounded up to whole cycles (dtypes.CREDIT_FRAC_BITS)
-    limic_ns: float = 3408.75     # LiMIC fixed cost per intra-node message
-    limic_ns_per_kb: float = 845.37
-    progress_packets: int = 64    # mailbox packets the MPI progress engine takes per MPI call
-
-    def validate(self, pre: str = "host") -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            _check(v >= 0, f"{pre}.{f.name}",
-                   "an integer >= 0" if f.name == "progress_packets" else
-                   "a cost >= 0 nanoseconds", v)
+    pio_ns: float = _cost(218.16)        # write one VELO packet to the NIC (PIO)
+    retrieve_ns: float = _cost(272.7)    # poll, copy and release one mailbox slot
+    match_ns: float = _cost(518.13)      # MPI matching / bookkeeping per message
+    # one flow-control credit operation: not fitted (no credits in the reference runs); one
+    # cycle. Unlike the other costs it is not rounded up to whole cycles
+    # (dtypes.CREDIT_FRAC_BITS)
+    credit_ns: float = _cost(27.27)
+    limic_ns: float = _cost(3408.75)     # LiMIC fixed cost per intra-node message
+    limic_ns_per_kb: float = _cost(845.37)
+    # mailbox packets the MPI progress engine takes per MPI call
+    progress_packets: int = _int(64, 0, unit="packets")
 
 
 @dataclass(frozen=True)
-class MpiConfig:
+class MpiConfig(_Section):
     """EXTOLL MPI over VELO (paper section 3)."""
-    ranks_per_node: int = 16
-    eager_threshold: int = 2048   # bytes; larger messages use rendezvous over RMA
-    header_bytes: int = 16        # MPI header prepended to the first VELO packet
-    velo_payload: int = VELO_PAYLOAD_BYTES   # bytes of payload per VELO packet (56: 64-byte slot)
-    limic: bool = True            # same-node ranks use shared memory (LiMIC)
+    ranks_per_node: int = _int(16, 1, RANKS_MAX, "ranks")
+    # bytes; larger messages use rendezvous over RMA (the mailbox entry's 24-bit byte field)
+    eager_threshold: int = _int(2048, 0, 2**24 - 1, "bytes")
+    # MPI header prepended to the first VELO packet
+    header_bytes: int = _int(16, 0, VELO_PAYLOAD_BYTES - 1, "bytes")
+    # bytes of payload per VELO packet (56: 64-byte slot)
+    velo_payload: int = _int(VELO_PAYLOAD_BYTES, 1, VELO_PAYLOAD_BYTES, "bytes")
+    limic: bool = _flag(True)    # same-node ranks use shared memory (LiMIC)
 
-    def validate(self, pre: str = "mpi") -> None:
-        _check(self.ranks_per_node >= 1, f"{pre}.ranks_per_node", "integer >= 1", self.ranks_per_node)
-        _check(0 <= self.eager_threshold < 2**24, f"{pre}.eager_threshold", "0..16777215 bytes",
-               self.eager_threshold)
-        _check(0 <= self.header_bytes < self.velo_payload, f"{pre}.header_bytes",
+    def check(self, pre: str = "mpi") -> None:
+        _check(self.header_bytes < self.velo_payload, f"{pre}.header_bytes",
                f"0..{self.velo_payload - 1}", self.header_bytes)
-        _check(1 <= self.velo_payload <= VELO_PAYLOAD_BYTES, f"{pre}.velo_payload",
-               f"1..{VELO_PAYLOAD_BYTES} bytes", self.velo_payload)
-        _check(isinstance(self.limic, bool), f"{pre}.limic", "true | false", self.limic)
 
     def packets(self, nbytes: int) -> int:
         """VELO packets of an eager message: header + payload in velo_payload-byte pieces."""
@@ -187,21 +364,23 @@ class MpiConfig:
 
 
 @dataclass(frozen=True)
-class ProtocolConfig:
+class ProtocolConfig(_Section):
     """End-to-end flow control. none: the reference (a mailbox never full). backpressure:
     finite mailbox, hardware back-pressure only. window: a fixed credit window per peer.
     static / dynamic: EXTOLL credit-based flow control (paper sections 5 and 6): the mailbox
     of `mailbox_slots` is shared out among all processes of the job, `credit_slots` of each
     process' share form the credit region (see extoll_vec.protocols.extoll_static.layout)."""
-    name: str = "none"
-    mailbox_slots: int = 0       # 64-byte slots per rank; 0 = unlimited (only for `none`)
-    window: int = 8              # window: credits per (sender, receiver) pair
-    threshold: int = 4           # window: retrieved packets that trigger a credit packet
-    credit_slots: int = 2        # static/dynamic: credit slots per process (2: section 5.3)
-    piggyback: bool = False      # static/dynamic: credits ride on partly filled packets (5.4)
+    name: str = _choice("none", PROTOCOLS)
+    # 64-byte slots per rank; 0 = unlimited (only for `none`)
+    mailbox_slots: int = _int(0, 0, unit="slots", note="0: unlimited, protocol none only")
+    window: int = _int(8, 1, unit="credits")     # window: credits per (sender, receiver) pair
+    # window: retrieved packets that trigger a credit packet
+    threshold: int = _int(4, 1, unit="packets")
+    # static/dynamic: credit slots per process (2: section 5.3)
+    credit_slots: int = _int(2, 1, 16, "slots")
+    piggyback: bool = _flag(False)  # static/dynamic: credits ride on partly filled packets (5.4)
 
-    def validate(self, pre: str = "protocol") -> None:
-        _check(self.name in PROTOCOLS, f"{pre}.name", " | ".join(PROTOCOLS), self.name)
+    def check(self, pre: str = "protocol") -> None:
         if self.name == "none":
             _check(self.mailbox_slots == 0, f"{pre}.mailbox_slots",
                    "0 for protocol none (its mailbox never fills; use backpressure for a finite one)",
@@ -209,18 +388,15 @@ class ProtocolConfig:
         else:
             _check(self.mailbox_slots >= 1, f"{pre}.mailbox_slots", "integer >= 1", self.mailbox_slots)
         if self.name == "window":
-            _check(self.window >= 1, f"{pre}.window", "integer >= 1", self.window)
             _check(1 <= self.threshold <= self.window, f"{pre}.threshold",
                    f"1..window ({self.window})", self.threshold)
-        _check(1 <= self.credit_slots <= 16, f"{pre}.credit_slots", "1..16", self.credit_slots)
-        _check(isinstance(self.piggyback, bool), f"{pre}.piggyback", "true | false", self.piggyback)
         _check(not self.piggyback or self.name in CREDIT_PROTOCOLS, f"{pre}.piggyback",
                f"false for protocol {self.name} (piggybacking is part of "
                f"{' and '.join(CREDIT_PROTOCOLS)})", self.piggyback)
 
 
 @dataclass(frozen=True)
-class WorkloadConfig:
+class WorkloadConfig(_Section):
     """What the ranks do. multi_pingpong: `pairs` rank pairs between two nodes `hops` router
     links apart. alltoall: `groups` disjoint groups of `group_size` ranks (0 = ranks/groups)
     each run a non-optimized alltoall; the other ranks wait in a barrier (groups 1, group_size g
@@ -236,43 +412,34 @@ class WorkloadConfig:
     measurement, as the paper's averages over 150 repetitions are (0: all start at cycle 0).
     permutation/uniform: network-only Bernoulli traffic at `injection_rate` flits per node per
     cycle."""
-    kind: str = "alltoall"
-    ranks: int = 1024
-    message_bytes: int = 2048
-    iterations: int = 1
-    pairs: int = 16
-    hops: int = 1
-    groups: int = 1
-    group_size: int = 0
-    injection_rate: float = 0.1
-    packet_flits: int = 4
-    warmup_cycles: int = 2000
-    measure_cycles: int = 10000
-    drain_cycles: int = 50000
-    source_queue: int = 256
-    benchmark: str = "PingPong"
-    phases: tuple[int, ...] = ()
-    warmup: int = 0              # untimed iterations first (multi_pingpong, alltoall, imb)
-    start_skew_ns: int = 0       # each rank starts up to this late, drawn from `seed`
+    kind: str = _choice("alltoall", WORKLOADS)
+    ranks: int = _int(1024, 1, RANKS_MAX, "ranks")
+    message_bytes: int = _int(2048, 0, BYTES_MAX, "bytes")
+    iterations: int = _int(1, 1, unit="iterations")      # an int32 loop count (OP_LOOP)
+    pairs: int = _int(16, 1, unit="pairs")
+    hops: int = _int(1, 1, unit="hops")
+    groups: int = _int(1, 1, unit="groups")
+    group_size: int = _int(0, 0, unit="ranks", note="0: ranks/groups")
+    injection_rate: float = _num(0.1, 0.0, 1.0, "flits per node per cycle", "rate",
+                                 lo_open=True)
+    packet_flits: int = _int(4, 1, unit="flits")
+    warmup_cycles: int = _int(2000, 0, CYCLES_MAX, "cycles")
+    measure_cycles: int = _int(10000, 1, CYCLES_MAX, "cycles")
+    drain_cycles: int = _int(50000, 0, CYCLES_MAX, "cycles")
+    source_queue: int = _int(256, 1, unit="packets")
+    benchmark: str = _choice("PingPong", IMB_BENCHMARKS)
+    phases: tuple[int, ...] = _ints((), 2, RANKS_MAX, (0, 4096), "ranks per phase",
+                                    note="empty: the paper's phases")
+    # untimed iterations first (multi_pingpong, alltoall, imb)
+    warmup: int = _int(0, 0, unit="iterations")
+    # each rank starts up to this late, drawn from `seed`
+    start_skew_ns: int = _int(0, 0, NS_MAX, "nanoseconds")
 
-    def validate(self, pre: str = "workload") -> None:
-        _check(self.kind in WORKLOADS, f"{pre}.kind", " | ".join(WORKLOADS), self.kind)
-        _check(self.ranks >= 1, f"{pre}.ranks", "integer >= 1", self.ranks)
-        _check(self.message_bytes >= 0, f"{pre}.message_bytes", "bytes >= 0", self.message_bytes)
-        _check(self.iterations >= 1, f"{pre}.iterations", "integer >= 1", self.iterations)
-        _check(self.warmup >= 0, f"{pre}.warmup", "integer >= 0", self.warmup)
-        _check(0 <= self.start_skew_ns <= 10**9, f"{pre}.start_skew_ns", "ns 0..10**9",
-               self.start_skew_ns)
-        _check(self.pairs >= 1, f"{pre}.pairs", "integer >= 1", self.pairs)
-        _check(self.hops >= 1, f"{pre}.hops", "integer >= 1", self.hops)
-        _check(self.groups >= 1, f"{pre}.groups", "integer >= 1", self.groups)
-        _check(self.group_size >= 0, f"{pre}.group_size", "0 (= ranks/groups) or >= 2", self.group_size)
+    def check(self, pre: str = "workload") -> None:
         if self.kind == "alltoall":
             gs = self.group_size or self.ranks // self.groups
             _check(gs >= 2 and gs * self.groups <= self.ranks, f"{pre}.group_size",
                    f"groups x group_size <= ranks ({self.ranks}) and group_size >= 2", gs)
-        _check(self.benchmark in IMB_BENCHMARKS, f"{pre}.benchmark", " | ".join(IMB_BENCHMARKS),
-               self.benchmark)
         if self.kind == "multiphase":
             _check(len(self.phases) > 0 or self.ranks >= 8, f"{pre}.ranks",
                    ">= 8 for the default phases (ranks/4 >= 2)", self.ranks)
@@ -281,13 +448,6 @@ class WorkloadConfig:
                    list(self.phases))
         if self.kind == "imb":
             _check(self.ranks >= 2, f"{pre}.ranks", "integer >= 2 for imb", self.ranks)
-        _check(0 < self.injection_rate <= 1, f"{pre}.injection_rate",
-               "0 < flits per node per cycle <= 1", self.injection_rate)
-        _check(self.packet_flits >= 1, f"{pre}.packet_flits", "integer >= 1", self.packet_flits)
-        for n in ("warmup_cycles", "drain_cycles"):
-            _check(getattr(self, n) >= 0, f"{pre}.{n}", "integer >= 0", getattr(self, n))
-        _check(self.measure_cycles >= 1, f"{pre}.measure_cycles", "integer >= 1", self.measure_cycles)
-        _check(self.source_queue >= 1, f"{pre}.source_queue", "integer >= 1", self.source_queue)
 
     @property
     def synthetic(self) -> bool:
@@ -302,15 +462,12 @@ class WorkloadConfig:
 
 
 @dataclass(frozen=True)
-class LimitsConfig:
-    chunk_cycles: int = 5_000_000     # cycles per kernel call (Python checks flags between calls)
-    max_cycles: int = 10**12          # hard stop
-    no_progress_us: float = 10_000.0  # no packet delivered / op finished for this long: error
-
-    def validate(self, pre: str = "limits") -> None:
-        _check(self.chunk_cycles >= 1, f"{pre}.chunk_cycles", "integer >= 1", self.chunk_cycles)
-        _check(self.max_cycles >= 1, f"{pre}.max_cycles", "integer >= 1", self.max_cycles)
-        _check(self.no_progress_us > 0, f"{pre}.no_progress_us", "> 0 microseconds", self.no_progress_us)
+class LimitsConfig(_Section):
+    chunk_cycles: int = _int(5_000_000, 1, CYCLES_MAX, "cycles")  # cycles per kernel call
+                                                     # (Python checks flags between calls)
+    max_cycles: int = _int(10**12, 1, CYCLES_MAX, "cycles")     # hard stop
+    # no packet delivered / op finished for this long: error
+    no_progress_us: float = _num(10_000.0, 0.0, US_MAX, "microseconds", "time", lo_open=True)
 
 
 # Fields added after result stores were first written, each with a default that reproduces the
@@ -333,16 +490,23 @@ class RunConfig:
     protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
-    seed: int = 0
+    # numpy's PCG64 and the kernels' P_SEED (int64) take it
+    seed: int = _int(0, 0, 2**63 - 1)
 
     def __post_init__(self) -> None:
         self.validate()
 
     def validate(self) -> None:
+        # the declared bounds of every field first, so that a value out of its bounds is named
+        # before any check that combines fields sees it
+        for name, cls in SECTIONS.items():
+            sec = getattr(self, name)
+            if not isinstance(sec, cls):
+                raise ConfigError(name, f"got {show(sec)}; allowed: a {cls.__name__}")
+            check_fields(sec, name)
+        check_fields(self, "")
         for name in SECTIONS:
-            getattr(self, name).validate(name)
-        _check(isinstance(self.seed, int) and 0 <= self.seed < 2**63, "seed", "integer 0..2**63-1",
-               self.seed)
+            getattr(self, name).check(name)
         nodes = self.topology.n_nodes
         w = self.workload
         if not w.synthetic:
@@ -420,44 +584,17 @@ def _set_dotted(d: dict, key: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
-def _coerce(cls, name: str, f: dataclasses.Field, value: Any) -> Any:
-    default = getattr(cls(), f.name) if f.default is dataclasses.MISSING else f.default
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-        want = "true | false"
-    elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-        want = "an integer"
-    elif isinstance(default, float):
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        value = float(value) if ok else value
-        want = "a number"
-    elif isinstance(default, str):
-        ok = isinstance(value, str)
-        want = "a string"
-    elif isinstance(default, tuple):
-        ok = isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool)
-                                                        for v in value)
-        value = tuple(value) if ok else value
-        want = "a list of integers"
-    else:  # pragma: no cover - every field has one of the types above
-        ok, want = True, ""
-    if not ok:
-        raise ConfigError(name, f"got {value!r}; allowed: {want}")
-    return value
-
-
 def _section(cls, data: Any, pre: str):
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(pre, f"must be a mapping, got {type(data).__name__}")
-    known = {f.name: f for f in fields(cls)}
+    known = bounds(cls)
     kwargs = {}
     for k, v in data.items():
         if k not in known:
             raise ConfigError(f"{pre}.{k}", f"unknown key; allowed: {', '.join(known)}")
-        kwargs[k] = _coerce(cls, f"{pre}.{k}", known[k], v)
+        kwargs[k] = known[k].coerce(v)
     return cls(**kwargs)
 
 
@@ -472,23 +609,27 @@ def from_dict(data: Any) -> RunConfig:
     for k, v in data.items():
         if k not in allowed:
             raise ConfigError(str(k), f"unknown section; allowed: {', '.join(allowed)}")
-        if k == "seed":
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise ConfigError("seed", f"got {v!r}; allowed: an integer")
-            kwargs[k] = v
-        else:
-            kwargs[k] = _section(SECTIONS[k], v, k)
+        kwargs[k] = v if k == "seed" else _section(SECTIONS[k], v, k)
     return RunConfig(**kwargs)
 
 
+NOTHING_TO_RUN = "nothing to run: give --example or a config with at least one section"
+
+
 def load_yaml(path: str) -> RunConfig:
+    """A run configuration file (inputs.read_yaml_document: every way a file can be unusable
+    is one SpecError naming it). A document without a section (empty, blank, comments only,
+    null, {} or just a seed) is refused (NOTHING_TO_RUN) rather than run as the defaults; an
+    invalid field names the file, line and column."""
+    from .errors import SpecError
+    from .inputs import read_yaml_document, shown_path
+    data, positions = read_yaml_document(path, "config")
+    where = shown_path(str(path))
+    if data is None or (isinstance(data, dict) and all(k == "seed" for k in data)):
+        raise SpecError(where, "config", NOTHING_TO_RUN)
     try:
-        with open(path) as fh:
-            data = yaml.safe_load(fh)
-    except FileNotFoundError:
-        raise ConfigError("config", f"file not found: {path}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError("config", f"{path} is not valid YAML{where}") from None
-    return from_dict(data)
+        return from_dict(data)
+    except ConfigError as exc:
+        key = tuple(exc.field.split("."))
+        line, col = positions.get(key) or positions.get(key[:1]) or (None, None)
+        raise SpecError(where, exc.field, exc.message, line, col) from None

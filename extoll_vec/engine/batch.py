@@ -18,7 +18,8 @@ from extoll_vec.kernels import progstats, sim
 from .diagnostics import check_invariants, describe_error
 from .params import cycles, member_params, topo_arrays
 from .results import RESULT_VARIABLES, results
-from .sizing import ProgramFigures, check_widths, mailbox_capacity, shape_key, state_sizes
+from .sizing import (ProgramFigures, check_memory, check_widths, mailbox_capacity, shape_key,
+                     state_sizes)
 
 
 class Batch:
@@ -28,6 +29,7 @@ class Batch:
         keys = {shape_key(c) for c in configs}
         if len(keys) != 1:
             raise ValueError("a batch needs configs of equal shapes (engine.shape_key)")
+        check_memory(configs)    # refuse before building or allocating anything
         self.configs = list(configs)
         c0 = configs[0]
         self.topology = build_topology(c0.topology)

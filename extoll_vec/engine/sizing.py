@@ -1,16 +1,24 @@
 """Array sizes of a batch: which configs can share one (equal shapes), and how large every
 dimension of the state must be for all of its members. The sweep planner calls state_sizes too,
-to estimate a batch's memory before building it, so the two cannot drift apart."""
+to estimate a batch's memory before building it, so the two cannot drift apart.
+
+check_memory(configs) refuses a batch (`run` checks its one config) that the machine cannot
+hold, or whose arrays the kernels' int32 indices cannot address, before anything is built: its
+estimate is arithmetic on the configs alone (no topology tables, no programs), a lower bound
+of what engine.Batch allocates."""
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import NamedTuple, Sequence
+import os
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from .. import dtypes as D
-from ..config import RunConfig
+from ..config import I32_MAX, SECTIONS, RunConfig, TopologyConfig, bounds, show
 from ..errors import ConfigError
+from ..formulas import message_packets
 from extoll_vec.kernels import host
 from extoll_vec.kernels.fc_fields import RANK_FIELDS, fields_needed
 
@@ -79,3 +87,217 @@ def check_widths(programs, send_slots: int) -> None:
         if sends.any() and int(p.ops[sends, 2].max()) >= host.MB_RNDV_BYTES:
             raise ConfigError("workload.message_bytes", f"got {int(p.ops[sends, 2].max())}; "
                               f"allowed: < {host.MB_RNDV_BYTES} bytes per message")
+
+
+# ---- memory: refuse what cannot be held, before anything is allocated -------------------------
+class TopoShape(NamedTuple):
+    """What state_sizes reads of a Topology, known without building its tables."""
+    n_routers: int
+    n_ports: int
+    n_nodes: int
+
+
+def topology_shape(t: TopologyConfig) -> TopoShape:
+    """Routers, ports per router and nodes of t, by arithmetic (topology/*.py build them so:
+    tests/test_bad_input_config.py compares the two)."""
+    if t.kind in ("mesh", "torus"):
+        r = math.prod(t.dims)
+        return TopoShape(r, 1 + 2 * len(t.dims), r)
+    if t.kind == "dragonfly":
+        r = t.a * t.n_groups
+        return TopoShape(r, t.p + t.a - 1 + t.h, r * t.p)
+    if t.kind == "crossbar":
+        return TopoShape(1, t.p, t.p)
+    r = 1 << t.cube_dim
+    return TopoShape(r, t.p + t.cube_dim, r * t.p)
+
+
+def _program_rows(cfg: RunConfig) -> int:
+    """Rows of cfg's rank programs, at least: the alltoalls' sends and receives (each member
+    of a group of n sends n-1 messages and receives n-1, workloads/collectives.alltoall_rows),
+    else one row per rank. The O(ranks**2) programs are the ones that matter."""
+    w = cfg.workload
+    if w.synthetic or w.kind == "program":
+        return 0
+    if w.kind == "alltoall":
+        gs = w.group_size or w.ranks // max(w.groups, 1)
+        return max(w.ranks, w.groups * gs * 2 * max(gs - 1, 0))
+    if w.kind == "multiphase":
+        return max(w.ranks, sum(n * 2 * max(n - 1, 0) for n in w.phase_ranks))
+    return w.ranks
+
+
+def least_figures(cfg: RunConfig) -> ProgramFigures:
+    """ProgramFigures that cfg's program has at least, known without building it: the
+    messages (and eager packets) the busiest rank of an alltoall or multiphase run receives,
+    the snapshots of a multiphase run; 0 for the rest."""
+    from ..workloads import snapshot_count
+    w, msgs = cfg.workload, 0
+    if w.kind == "alltoall":
+        gs = w.group_size or w.ranks // max(w.groups, 1)
+        msgs = max(gs - 1, 0) * (w.iterations + w.warmup)
+    elif w.kind == "multiphase":
+        msgs = sum(max(n - 1, 0) for n in w.phase_ranks) * w.iterations
+    m = cfg.mpi
+    per = message_packets(w.message_bytes, m.header_bytes, m.velo_payload, m.eager_threshold)
+    return ProgramFigures(0, 0, msgs, msgs * per, snapshot_count(cfg))
+
+
+def _member_sizes(cfg: RunConfig) -> dict[str, int]:
+    return state_sizes([cfg], topology_shape(cfg.topology), [least_figures(cfg)])
+
+
+def _part(dims: tuple) -> str:
+    """The part of the state an array belongs to, for the messages."""
+    if dims.count("NR") == 2:
+        return "per rank pair tables (ranks**2)"
+    for dim, part in (("NSNAP", "credit snapshots"), ("MC", "mailboxes"),
+                      ("NPK", "packet pool"), ("E", "event calendar"), ("W", "event calendar"),
+                      ("R", "routers"), ("N", "NICs"), ("NR", "ranks")):
+        if dim in dims:
+            return part
+    return "counters"
+
+
+def estimate_parts(configs: Sequence[RunConfig]) -> tuple[dict[str, int], dict[str, int]]:
+    """(bytes by part, sizes) of a batch of configs, at least what engine.Batch allocates:
+    the state (state.FIELDS at the largest member's sizes, state_sizes with the least program
+    figures), the topology tables and the rank programs. Python integers throughout: no
+    overflow, nothing allocated, whatever the configs ask for."""
+    from ..state import FIELDS
+    from ..topology.base import _ARRAYS as TOPOLOGY_ARRAYS
+    per = [_member_sizes(c) for c in configs]
+    sizes = {k: max(s[k] for s in per) for k in per[0]}
+    sizes["B"] = len(configs)
+    parts: dict[str, int] = {}
+    for dtype, dims, _fill in FIELDS.values():
+        n = np.dtype(dtype).itemsize * math.prod(sizes[d] if isinstance(d, str) else d
+                                                 for d in dims)
+        parts[_part(dims)] = parts.get(_part(dims), 0) + n
+    shapes = [topology_shape(c.topology) for c in configs]
+    parts["topology tables"] = max(
+        sum(np.dtype(dt).itemsize * math.prod(shape(t.n_routers, t.n_nodes, t.n_ports, 1))
+            for dt, shape in TOPOLOGY_ARRAYS.values()) for t in shapes)
+    rows = [_program_rows(c) for c in configs]
+    # int32 [rows, 4] rows (16 bytes): per member its Program and engine.Batch's working copy
+    # of it, and the batch's ops array (an alltoall of 8192 ranks: 13.5 GiB estimated in all,
+    # 13.8 GiB peak resident measured)
+    parts["rank programs"] = 16 * (2 * sum(rows) + len(configs) * max(rows))
+    sizes["program rows"] = max(rows)
+    return parts, sizes
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate: MemAvailable of /proc/meminfo, lowered to what
+    is left under the cgroup's memory.max when one is set; the free physical pages elsewhere;
+    None if neither can be read."""
+    avail = None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError):
+        pass
+    if avail is None:
+        try:
+            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, AttributeError):
+            return None
+    try:
+        with open("/proc/self/cgroup") as fh:
+            rel = next((ln.split(":", 2)[2].strip() for ln in fh if ln.startswith("0::")), None)
+        if rel is not None:
+            base = os.path.join("/sys/fs/cgroup", rel.lstrip("/"))
+            with open(os.path.join(base, "memory.max")) as fh:
+                limit = fh.read().strip()
+            if limit != "max":
+                with open(os.path.join(base, "memory.current")) as fh:
+                    avail = min(avail, int(limit) - int(fh.read()))
+    except (OSError, ValueError):
+        pass
+    return avail
+
+
+def human_bytes(n: int) -> str:
+    """1.5 GiB, 412 GiB, 3.2 TiB."""
+    for unit, shift in (("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30)):
+        if n >= 1 << shift:
+            return f"{n / 2**shift:.3g} {unit}"
+    return f"{n / 2**20:.3g} MiB"
+
+
+def _unchecked(cfg: RunConfig, section: str, name: str, value) -> RunConfig:
+    """cfg with one field replaced, not validated (only for the arithmetic of the estimate)."""
+    new = object.__new__(RunConfig)
+    for f in dataclasses.fields(RunConfig):
+        object.__setattr__(new, f.name, getattr(cfg, f.name))
+    object.__setattr__(new, section, dataclasses.replace(getattr(cfg, section), **{name: value}))
+    return new
+
+
+def _culprit(cfg: RunConfig, measure: Callable[[RunConfig], int]) -> tuple[str, object] | None:
+    """The field whose value, set back to its default, shrinks measure(cfg) the most."""
+    base, best = measure(cfg), None
+    for sec, cls in SECTIONS.items():
+        default = cls()
+        for name, b in bounds(cls).items():
+            value = getattr(getattr(cfg, sec), name)
+            if b.kind not in ("int", "float", "ints") or value == getattr(default, name):
+                continue
+            try:
+                gain = base - measure(_unchecked(cfg, sec, name, getattr(default, name)))
+            except (ArithmeticError, ValueError):
+                continue
+            if gain > 0 and (best is None or gain > best[0]):
+                best = (gain, f"{sec}.{name}", value)
+    return None if best is None else best[1:]
+
+
+def _refuse(configs: Sequence[RunConfig], measure: Callable[[Sequence[RunConfig]], int],
+            what: str) -> ConfigError:
+    big = max(configs, key=lambda c: measure([c]))
+    culprit = _culprit(big, lambda c: measure([c]))
+    batch = f" (a batch of {len(configs)})" if len(configs) > 1 else ""
+    if culprit is None:
+        return ConfigError("config", f"{what}{batch}")
+    return ConfigError(culprit[0], f"got {show(culprit[1])}; {what}{batch}")
+
+
+def check_memory(configs: Sequence[RunConfig], available: int | None = None) -> int:
+    """Refuse, with a ConfigError naming the field that makes it large, a batch of configs
+    (one kernel call: `run` checks its one config) whose arrays the kernels' int32 indices
+    cannot address, or whose estimate (estimate_parts, a lower bound) exceeds `available`
+    bytes (default: available_memory(); no memory check if that is unknown). Nothing is
+    built or allocated. Returns the estimate in bytes."""
+    configs = list(configs)
+    parts, sizes = estimate_parts(configs)
+    dim, n = max(((k, v) for k, v in sizes.items() if k != "B"), key=lambda kv: kv[1])
+    if n > I32_MAX:
+        def widest(cs):
+            return max(v for k, v in estimate_parts(cs)[1].items() if k != "B")
+        raise _refuse(configs, widest,
+                      f"the run would need {n if n < 10**10 else f'{n:.3g}'} "
+                      f"{DIMENSIONS.get(dim, dim)}, more than the "
+                      f"{I32_MAX} that the kernels' int32 indices address")
+    total = sum(parts.values())
+    if available is None:
+        available = available_memory()
+    if available is not None and total > available:
+        top = sorted(parts.items(), key=lambda kv: -kv[1])[:2]
+        detail = ", ".join(f"{k} {human_bytes(v)}" for k, v in top if v)
+        raise _refuse(configs, lambda cs: sum(estimate_parts(cs)[0].values()),
+                      f"the run would need at least {human_bytes(total)} ({detail}), more "
+                      f"than the {human_bytes(max(available, 0))} available")
+    return total
+
+
+# the state dimensions (state.py) as the messages name them
+DIMENSIONS = {"E": "event pool entries", "W": "timing wheel buckets", "NPK": "packet pool entries",
+              "R": "routers", "P": "ports per router", "N": "nodes", "FQ": "NIC FIFO slots",
+              "EQ": "NIC ejection slots", "NR": "ranks", "MC": "mailbox slots per rank",
+              "RQ": "RMA queue slots", "NW": "ranks per node", "UQ": "unexpected messages",
+              "CQ": "control queue slots", "NSNAP": "credit snapshots",
+              "program rows": "program rows", "MW": "VOQ mask words", "SQ": "send slots",
+              "RD": "receive slots", "GQ": "GET queue slots", "K": "flow-control fields"}
