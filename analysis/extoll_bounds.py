@@ -21,7 +21,7 @@ from typing import Any
 from ..protocols import extoll_dynamic as ed
 from ..protocols import extoll_static as es
 from .extoll_common import write_outputs
-from .registry import Table, target
+from .registry import NO_STORE, Table, target
 
 PROCESSES = (256, 1024, 4096, 16384, 65536, 262144)    # Table 3's machine sizes
 GROUPS = (1, 2, 4, 8, 16)
@@ -51,7 +51,7 @@ def bound_rows(processes=PROCESSES, groups=GROUPS, ranks_per_node: int = RANKS_P
 
 @target("extoll_buffer_bounds", "EXTOLL beyond the testbed: receive buffer (slots per process) "
         "and memory per receiver (MB) each protocol needs by Eq. 4, for 256 to 256K processes "
-        "in 1 to 16 concurrent alltoall groups (no store needed)")
+        "in 1 to 16 concurrent alltoall groups (no store needed)", needs=NO_STORE)
 def extoll_buffer_bounds(ds=None, out_dir=None) -> Table:
     rows = bound_rows()
     notes = [
@@ -73,8 +73,6 @@ def extoll_buffer_bounds(ds=None, out_dir=None) -> Table:
         write_outputs(table, _figure(rows), out_dir, "extoll_buffer_bounds")
     return table
 
-
-extoll_buffer_bounds.needs_store = False
 
 
 def _figure(rows):

@@ -11,7 +11,9 @@
   the seed are replicates (a start skew makes them differ): times are averaged over them first.
 - ``slots_per_process``: the paper's x axis, mailbox slots / processes.
 - figures: ``figure`` (Agg, no pyplot) and ``write_outputs`` (NAME.csv + NAME.png).
-- ``require``: a target given a store without the points it needs stops with one clear error.
+- ``Points``: the points a target needs (its ``@target(..., needs=Points(...))``: flow-control
+  protocols with their reference runs, workload kinds); the registry refuses a store without
+  them before the target runs. ``require``: a finer condition of one target, the same refusal.
 """
 from __future__ import annotations
 
@@ -23,15 +25,19 @@ from typing import Any
 import numpy as np
 
 from ..config import ProtocolConfig, RunConfig, from_dict
-from ..errors import ConfigError
-from .registry import Table
+from .registry import Needs, Table, refusal
+
+
+def completed_points(ds):
+    """The completed points of a store (all points of a run store), not loaded."""
+    if "completed" in ds:
+        ds = ds.isel(point=np.flatnonzero(ds["completed"].values))
+    return ds
 
 
 def completed(ds):
-    """The completed points of a store (all points of a run store)."""
-    if "completed" in ds:
-        ds = ds.isel(point=np.flatnonzero(ds["completed"].values))
-    return ds.load()
+    """The completed points of a store (all points of a run store), loaded."""
+    return completed_points(ds).load()
 
 
 FC_POINTS = "flow-control points completed together with their reference runs"
@@ -40,15 +46,47 @@ FC_POINTS = "flow-control points completed together with their reference runs"
 def require(ds, ok: bool, target: str, what: str) -> None:
     """Stop a target that lacks its points (a sweep still running, or another spec's store)
     with one error naming what it needs and what the store has (exit 2 on the CLI), before
-    an empty table reaches the plotting code."""
-    if ok:
-        return
-    total = len(json.loads(ds.attrs.get("configs", "[]")))
-    done = ds.sizes.get("point", 0)
-    name = ds.attrs.get("sweep_name", "?")
-    raise ConfigError("--from", f"{target} needs {what}; this store (sweep {name}) has {done} "
-                      f"of {total} points completed: finish its sweep (rerunning it resumes) "
-                      f"or give the store of {target}'s own spec")
+    an empty table reaches the plotting code. For what the registry cannot check before the
+    target runs (its declared Points come first)."""
+    if not ok:
+        raise refusal(ds, target, what)
+
+
+@dataclasses.dataclass(frozen=True)
+class Points(Needs):
+    """A target's points: at least one completed point of a flow-control protocol in
+    `protocols` (any of them) whose reference run (protocol none, otherwise the same
+    configuration but the seed: overheads) is completed too, unless reference=False; only
+    points of a workload kind in `workloads` count when it is given."""
+    protocols: tuple[str, ...]
+    workloads: tuple[str, ...] = ()
+    reference: bool = True
+
+    @property
+    def what(self) -> str:
+        kinds = f"{' or '.join(self.workloads)} " if self.workloads else ""
+        ref = (" with their reference runs (protocol none, otherwise the same configuration)"
+               if self.reference else "")
+        return f"completed {kinds}points of the {' or '.join(self.protocols)} protocol{ref}"
+
+    def missing(self, ds) -> str | None:
+        cfgs = configs(completed_points(ds))
+        if not cfgs:
+            return "no completed point"
+        if self.workloads:
+            kinds = sorted({c.workload.kind for c in cfgs})
+            cfgs = [c for c in cfgs if c.workload.kind in self.workloads]
+            if not cfgs:
+                return f"no {' or '.join(self.workloads)} point (workloads: {', '.join(kinds)})"
+        protos = ", ".join(dict.fromkeys(c.protocol.name for c in cfgs))
+        which = " or ".join(self.protocols)
+        pts = [c for c in cfgs if c.protocol.name in self.protocols]
+        if not pts:
+            return f"no {which} point (protocols: {protos})"
+        refs = {_reference_key(c) for c in cfgs if c.protocol.name == "none"}
+        if self.reference and not any(_reference_key(c) in refs for c in pts):
+            return f"no reference run (protocol none) of any {which} point (protocols: {protos})"
+        return None
 
 
 def configs(ds) -> list[RunConfig]:

@@ -12,7 +12,8 @@ import numpy as np
 from ..config import RunConfig
 from ..protocols import extoll_dynamic as ed
 from ..protocols import extoll_static as es
-from .extoll_common import (FC_POINTS, case_labels, completed, configs, delayed_pct, figure,
+from ..protocols.catalogue import CREDIT_PROTOCOLS
+from .extoll_common import (Points, case_labels, completed, configs, delayed_pct, figure,
                             measured_delayed_pct, overheads, require, slots_per_process,
                             write_outputs)
 from .registry import Table, target
@@ -72,7 +73,7 @@ def eq4_slots(cfg: RunConfig) -> float:
 
 @target("extoll_patterns", "EXTOLL Figures 10 and 15: static vs dynamic overhead for alltoall "
         "patterns (1x1024, 512/256/128 + barrier, 2x512, 4x256, 8x128) vs slots per process",
-        sweep=True)
+        sweep=True, needs=Points(CREDIT_PROTOCOLS, ("alltoall",)))
 def extoll_patterns(ds, out_dir=None) -> Table:
     ds = completed(ds)
     labels = case_labels(ds)
@@ -82,7 +83,6 @@ def extoll_patterns(ds, out_dir=None) -> Table:
                     eq4_slots(p.cfg)]
                    for p in overheads(ds)),
                   key=lambda r: (labels.index(r[0]), r[1], r[2]))
-    require(ds, bool(rows), "extoll_patterns", FC_POINTS)
     need = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, 3)
     calm = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, MDEL_COL)
 
@@ -154,7 +154,8 @@ def _curves(rows, group_col: int, groups: list, title, slots_col=2, over_col=3, 
 
 
 @target("extoll_limic", "EXTOLL Figure 18: alltoall among 32-256 of the ranks (50-6.25 % of "
-        "the destinations through LiMIC), static vs dynamic overhead", sweep=True)
+        "the destinations through LiMIC), static vs dynamic overhead", sweep=True,
+        needs=Points(CREDIT_PROTOCOLS, ("alltoall",)))
 def extoll_limic(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows = []
@@ -163,7 +164,6 @@ def extoll_limic(ds, out_dir=None) -> Table:
         rows.append([g, 100.0 * p.cfg.mpi.ranks_per_node / g, p.cfg.protocol.name,
                      slots_per_process(p.cfg), p.overhead_pct])
     rows.sort(key=lambda r: (r[0], r[2], r[3]))
-    require(ds, bool(rows), "extoll_limic", FC_POINTS)
     need = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[2]), 3, 4)
     notes = [f"group of {g} ({100 * 16 / g:g} % same node): overhead <= {FIVE_PCT:g} % from "
              f"{need.get((g, 'static'))} slots (static), {need.get((g, 'dynamic'))} (dynamic)"
@@ -193,7 +193,8 @@ EVOLUTION_VIEWS = (("out", "credit_snapshot", "credits rank 0 owns towards the g
 
 @target("extoll_credit_evolution", "EXTOLL Figure 19: credits rank 0 owns towards three groups "
         "of ranks (and they towards it) before every alltoall of the multi-phase application "
-        "(dynamic)", sweep=True)
+        "(dynamic)", sweep=True,
+        needs=Points(CREDIT_PROTOCOLS, ("multiphase",), reference=False))
 def extoll_credit_evolution(ds, out_dir=None) -> Table:
     ds = completed(ds)
     require(ds, ds.sizes.get("point", 0) > 0 and ds.sizes.get("snapshot", 0) > 0,

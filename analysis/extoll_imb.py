@@ -14,7 +14,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..protocols.catalogue import CREDIT_PROTOCOLS
-from .extoll_common import (FC_POINTS, completed, figure, overheads, require,
+from .extoll_common import (FC_POINTS, Points, completed, figure, overheads, require,
                             slots_per_process, write_outputs)
 from .registry import Table, target
 
@@ -45,7 +45,7 @@ def crossing(points: list[tuple[float, float]], limit: float) -> float | None:
 
 @target("extoll_imb", "EXTOLL Figures 20-23 and 27: Intel MPI Benchmarks, 1024 ranks, 2 KB, "
         "average overhead vs slots per process, static vs dynamic (headline: slots for 3 %)",
-        sweep=True)
+        sweep=True, needs=Points(CREDIT_PROTOCOLS, ("imb",)))
 def extoll_imb(ds, out_dir=None) -> Table:
     ds = completed(ds)
     per = []

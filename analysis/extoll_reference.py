@@ -7,15 +7,37 @@ Columns: case, paper_us, simulated_us, fitted (the case took part in the fit), e
 from __future__ import annotations
 
 from .calibration import CASES
-from .extoll_common import case_labels, completed, configs, figure, measured_us, write_outputs
-from .registry import Table, target
+from .extoll_common import (case_labels, completed, completed_points, configs, figure,
+                            measured_us, write_outputs)
+from .registry import Needs, Table, target
 
 COLUMNS = ["case", "paper_us", "simulated_us", "fitted", "error_pct"]
 
 
+class ReferenceCases(Needs):
+    """Completed runs without flow control of the paper's reference cases, labelled by their
+    case (the zipped axis of sweeps/extoll/reference.yaml), and nothing else."""
+    what = ("completed runs without flow control (protocol none) of the paper's reference "
+            f"cases ({', '.join(CASES)}), labelled by case")
+
+    def missing(self, ds) -> str | None:
+        sel = completed_points(ds)
+        cfgs = configs(sel)
+        if not cfgs:
+            return "no completed point"
+        other = [f"{lab} (protocol {c.protocol.name})" if lab in CASES else lab
+                 for lab, c in zip(case_labels(sel), cfgs)
+                 if lab not in CASES or c.protocol.name != "none"]
+        if not other:
+            return None
+        other = list(dict.fromkeys(other))
+        more = f" and {len(other) - 5} more" if len(other) > 5 else ""
+        return f"points of other cases: {', '.join(other[:5])}{more}"
+
+
 @target("extoll_reference", "EXTOLL reference times (section 5.3) simulated vs the paper: "
         "multi-pingpong at 1 and 14 hops, alltoall of 256 and 1024 ranks (calibration)",
-        sweep=True)
+        sweep=True, needs=ReferenceCases())
 def extoll_reference(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows = []

@@ -21,8 +21,8 @@ import numpy as np
 from ..protocols import extoll_static as es
 from ..protocols.catalogue import CREDIT_PROTOCOLS
 from . import paper_values as pv
-from .extoll_common import (FC_POINTS, case_labels, completed, configs, delayed_pct, figure,
-                            measured, measured_delayed_pct, overheads, rank_sum, require,
+from .extoll_common import (FC_POINTS, Points, case_labels, completed, configs, delayed_pct,
+                            figure, measured, measured_delayed_pct, overheads, rank_sum, require,
                             slots_per_process, write_outputs)
 from .registry import Table, target
 
@@ -73,11 +73,10 @@ def static_rows(ds) -> list[list]:
 
 @target("extoll_static_overhead", "EXTOLL Figures 4-7: static overhead and delayed sends vs "
         "slots per process, credit slots 1-5, multi-pingpong 1/14 hops, alltoall 256/1024",
-        sweep=True)
+        sweep=True, needs=Points(("static",)))
 def extoll_static_overhead(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows = static_rows(ds)
-    require(ds, bool(rows), "extoll_static_overhead", FC_POINTS)
     cases = list(dict.fromkeys(r[0] for r in rows))
     notes = []
     for case in cases:
@@ -139,7 +138,7 @@ def _stabilizing(pts: list[list]) -> tuple[float, float]:
 
 @target("extoll_table2", "EXTOLL Table 2: receive buffer at which the static overhead of the "
         "largest alltoall stabilizes, per credit slots, beside Eq. 5",
-        sweep=True)
+        sweep=True, needs=Points(("static",), ("alltoall",)))
 def extoll_table2(ds, out_dir=None) -> Table:
     ds = completed(ds)
     rows_all = static_rows(ds)
@@ -204,7 +203,8 @@ def _credit_packets(ds, i: int) -> float:
 
 
 @target("extoll_piggyback", "EXTOLL Figure 9: alltoall with 2044-byte messages, static "
-        "overhead and credit packets with and without piggybacking", sweep=True)
+        "overhead and credit packets with and without piggybacking", sweep=True,
+        needs=Points(("static",), ("alltoall",)))
 def extoll_piggyback(ds, out_dir=None) -> Table:
     ds = completed(ds)
     by = defaultdict(dict)
@@ -238,7 +238,8 @@ def extoll_piggyback(ds, out_dir=None) -> Table:
 
 
 @target("extoll_components", "EXTOLL Figures 16-17: stall and computational parts of the "
-        "overhead, static and dynamic, alltoall and multi-pingpong", sweep=True)
+        "overhead, static and dynamic, alltoall and multi-pingpong", sweep=True,
+        needs=Points(CREDIT_PROTOCOLS))
 def extoll_components(ds, out_dir=None) -> Table:
     ds = completed(ds)
     labels = case_labels(ds)
@@ -254,7 +255,6 @@ def extoll_components(ds, out_dir=None) -> Table:
                      comp, p.overhead_pct - comp,
                      int(rank_sum(ds.packets_sent.sel(kind="control"), i))])
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
-    require(ds, bool(rows), "extoll_components", FC_POINTS)
     notes = ["computational_pct: CPU time of flow control (credit operations, writing and "
              "retrieving control packets) in the measured part (warm-ups excluded), mean over the "
              "ranks that receive in it, % of the reference time; stall_pct: the rest of the "

@@ -4,7 +4,7 @@ Pure formulas (extoll_vec.protocols.extoll_static), no simulation and no result 
 ``ds`` argument the registry passes is ignored. Each target returns a registry ``Table`` whose
 rows carry the computed values, the paper's published values (analysis/paper_values.py) and,
 per row, whether they agree; with ``out_dir`` it also writes ``<name>.csv`` and ``<name>.png``
-there. Both functions carry ``needs_store = False`` so that the `tables` command can run them
+there. Both are registered with ``needs=NO_STORE`` so that the `tables` command can run them
 without ``--from``.
 
 - extoll_table1: section 5.2 Table 1, thresholds by Eq. 1 and the wrong formulas (a), (b);
@@ -17,13 +17,12 @@ without ``--from``.
 from __future__ import annotations
 
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
-from pathlib import Path
 from typing import Any, Sequence
 
 from ..protocols import extoll_static as es
 from . import paper_values as pv
 from .extoll_common import write_outputs as _write
-from .registry import Table, target
+from .registry import NO_STORE, Table, target
 
 
 def _figure(ncols: int = 1):
@@ -71,7 +70,8 @@ def table1_rows() -> list[list[Any]]:
 
 
 @target("extoll_table1", "EXTOLL paper Table 1: credit-return thresholds by Eq. 1 and the wrong "
-                         "formulas (a), (b), vs the published values (no store needed)")
+                         "formulas (a), (b), vs the published values (no store needed)",
+        needs=NO_STORE)
 def extoll_table1(ds=None, out_dir=None) -> Table:
     rows = table1_rows()
     n_ok = sum(r[8] for r in rows)
@@ -108,8 +108,6 @@ def extoll_table1(ds=None, out_dir=None) -> Table:
     return table
 
 
-extoll_table1.needs_store = False
-
 
 # ---- Table 3 --------------------------------------------------------------------------------
 def memory_rows() -> list[list[Any]]:
@@ -123,7 +121,8 @@ def memory_rows() -> list[list[Any]]:
 
 
 @target("extoll_memory", "EXTOLL paper Table 3: memory per receiver (MB) by Eq. 8, static and "
-                         "dynamic, vs the published values (no store needed)")
+                         "dynamic, vs the published values (no store needed)",
+        needs=NO_STORE)
 def extoll_memory(ds=None, out_dir=None) -> Table:
     rows = memory_rows()
     how = []
@@ -158,8 +157,6 @@ def extoll_memory(ds=None, out_dir=None) -> Table:
         _write(table, fig, out_dir, "extoll_memory")
     return table
 
-
-extoll_memory.needs_store = False
 
 
 # ---- Table 2 (prediction column only) ---------------------------------------------------------

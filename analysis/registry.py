@@ -10,6 +10,13 @@ is the target's), and ``FAMILY/REST.quick.yaml`` at reduced scale (``name: NAME_
 (resuming it) and computes the target from it. sweeps/ holds nothing else but smoke.yaml
 (tests/test_sweep_tables.py checks it); variants of a target's sweep are ``--set`` commands
 (sweeps/variants.py).
+
+Every target declares what it needs of a store (``@target(..., needs=...)``, required): a Needs
+saying which points (extoll_common.Points: protocols, workloads, reference runs), ANY_STORE
+(any result store) or NO_STORE (computed without one). compute() checks the store first
+(sweep.store.check_store: a damaged store is refused naming the array or attribute), then the
+target's needs (a store without the points is refused naming what is missing), and only then
+calls the target.
 """
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ import csv
 import importlib
 import inspect
 import io
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,12 +71,27 @@ class Table:
         return out.getvalue()
 
 
+class Needs:
+    """What a target needs of a result store. `what` says it (in the refusal: "NAME needs
+    WHAT"); missing(ds) returns what the store lacks in a few words, or None when it has it
+    (ds: the store as opened, completed mask included). This base needs a store, any store."""
+    what = "a result store"
+
+    def missing(self, ds) -> str | None:
+        return None
+
+
+ANY_STORE = Needs()                    # any result store (e.g. summary)
+NO_STORE = Needs()                     # computed without a store (closed forms)
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
     help: str
     compute: Callable[[Any], Table]    # result Dataset -> Table
     sweep: bool = False                # has a sweep spec of its own (spec_name)
+    needs: Needs = ANY_STORE           # what it needs of a store (target(needs=...))
 
     def spec_name(self, quick: bool = False) -> str:
         """The installed spec of the target's sweep (extoll_vec.sweeps.spec_path): target
@@ -80,9 +103,9 @@ class Target:
 
     @property
     def needs_store(self) -> bool:
-        """False for targets that compute without a result store (fn.needs_store = False);
-        they are called with ds=None."""
-        return getattr(self.compute, "needs_store", True)
+        """False for targets that compute without a result store (needs=NO_STORE); they are
+        called with ds=None."""
+        return self.needs is not NO_STORE
 
 
 def spec_of(name: str) -> str:
@@ -96,15 +119,35 @@ TARGETS: dict[str, Target] = {}
 _loaded = False
 
 
-def target(name: str, help: str, sweep: bool = False):
-    """Decorator registering `fn(ds) -> Table` as target `name` (with sweep=True computed from
-    its own sweep spec, found by its name: spec_of)."""
+def target(name: str, help: str, *, needs: Needs, sweep: bool = False):
+    """Decorator registering `fn(ds) -> Table` as target `name`, which needs `needs` of a store
+    (a Needs, ANY_STORE or NO_STORE: required, so that no target forgets to say it); with
+    sweep=True computed from its own sweep spec, found by its name: spec_of."""
+    if not isinstance(needs, Needs):
+        raise TypeError(f"target {name!r}: needs must be a Needs, ANY_STORE or NO_STORE")
+
     def deco(fn: Callable[[Any], Table]) -> Callable[[Any], Table]:
         if name in TARGETS:
             raise RuntimeError(f"target {name!r} registered twice")
-        TARGETS[name] = Target(name, help, fn, sweep)
+        TARGETS[name] = Target(name, help, fn, sweep, needs)
+        if needs is NO_STORE:
+            fn.needs_store = False    # the function says it too (called with ds=None)
         return fn
     return deco
+
+
+def refusal(ds, name: str, what: str, lacking: str | None = None) -> ConfigError:
+    """The error of target `name` given a store without what it needs: one line naming what it
+    needs, what the store has and lacks, and what to do (exit 2 on the CLI)."""
+    total = len(json.loads(ds.attrs.get("configs", "[]")))
+    done = (int(ds["completed"].values.sum()) if "completed" in ds.variables
+            else ds.sizes.get("point", 0))
+    sweep = ds.attrs.get("sweep_name", "?")
+    has = f"this store (sweep {sweep}) has {done} of {total} points completed"
+    has += f", with {lacking}" if lacking else ""
+    todo = (f"finish its sweep (rerunning it resumes) or give the store of {name}'s own spec"
+            if done < total else f"give the store of {name}'s own spec")
+    return ConfigError("--from", f"{name} needs {what}; {has}: {todo}")
 
 
 def load_targets() -> dict[str, Target]:
@@ -142,20 +185,31 @@ def compute(name: str, path=None, out_dir=None) -> Table:
         raise ConfigError("--from", f"required: the result store to compute {name} from")
     own = out_dir is not None and "out_dir" in inspect.signature(tgt.compute).parameters
     kwargs = {"out_dir": out_dir} if own else {}
-    if path is None:
-        table = tgt.compute(None, **kwargs)
-    else:
-        from ..sweep.store import open_merged, open_sweep
-        many = isinstance(path, (list, tuple))
-        ds = open_merged(path) if many else open_sweep(path)
-        try:
-            table = tgt.compute(ds, **kwargs)
-        finally:
-            ds.close()
-    if out_dir is not None and not own:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{name}.csv").write_text(table.to_csv())
+    try:
+        if path is None:
+            table = tgt.compute(None, **kwargs)
+        else:
+            from ..sweep.store import check_store, open_merged, open_sweep
+            many = isinstance(path, (list, tuple))
+            for p in (path if many else [path]):
+                check_store(p, "read")
+            ds = open_merged(path) if many else open_sweep(path)
+            try:
+                lacking = tgt.needs.missing(ds)
+                if lacking is not None:
+                    raise refusal(ds, name, tgt.needs.what, lacking)
+                table = tgt.compute(ds, **kwargs)
+            finally:
+                ds.close()
+        if out_dir is not None and not own:
+            out = Path(out_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"{name}.csv").write_text(table.to_csv())
+    except OSError as exc:
+        if out_dir is None:
+            raise
+        raise ConfigError("--out", f"cannot write into {out_dir}: "
+                          f"{exc.strerror or exc}") from None
     return table
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import Table, target
+from .registry import ANY_STORE, Table, target
 
 
 def _ranks_sum(v) -> np.ndarray:
@@ -27,7 +27,7 @@ def _ranks_max(v) -> np.ndarray:
 
 
 @target("summary", "per point: sweep axes, exec_time_us, stall, delayed sends, mailbox maximum, "
-                   "control packets, busiest link")
+                   "control packets, busiest link", needs=ANY_STORE)
 def summary(ds) -> Table:
     from ..sweep.store import MASK, sweep_axes
     axes = sweep_axes(ds)

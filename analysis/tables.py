@@ -1,7 +1,7 @@
 """`extoll-vec tables NAME [--from STORE.zarr ... | --out DIR [--quick] [--set KEY=VALUE ...]]
 [-o OUT.csv]`: a named target from a result store (or several read as one), or from the
-target's own sweep run into DIR, varied by --set as `extoll-vec sweep` takes it (targets marked
-``needs_store = False`` need neither).
+target's own sweep run into DIR, varied by --set as `extoll-vec sweep` takes it (targets
+registered with ``needs=NO_STORE`` need neither).
 
 Kept cheap to import (the CLI imports it on every invocation); the work happens in registry.py
 and the target modules.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
-    from ..sweep.cli import add_set_option
+    from ..sweep.cli import add_max_points_option, add_set_option
     p.add_argument("name", nargs="?", metavar="NAME",
                    help="the target to compute; omit it to list the targets")
     p.add_argument("--from", dest="store", metavar="STORE.zarr", action="append",
@@ -27,6 +27,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true",
                    help="run the target's reduced-scale sweep (under a minute)")
     add_set_option(p)
+    add_max_points_option(p)
     p.add_argument("--cluster", metavar="CLUSTER.yaml", help="cluster for the target's sweep "
                    "(default: ./cluster.yaml if present, else a local cluster)")
     p.add_argument("--workers", type=int, metavar="N", help="worker processes of a local cluster")
@@ -43,26 +44,67 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     from ..errors import ConfigError
     tgt = get_target(args.name)  # unknown name: fail before opening anything
+    check_output(args.output, "-o", directory=False)    # bad outputs: fail before computing
+    check_output(args.out_dir, "--out", directory=True)
     store = args.store
-    if args.sets and (store is not None or not tgt.needs_store):
-        raise ConfigError("--set", "not with --from: a store is read as it is (--set varies "
-                          "the sweep that --out DIR runs)" if store is not None else
-                          f"{tgt.name} runs no sweep")
+    for given, option in ((args.sets, "--set"), (args.quick, "--quick")):
+        if given and (store is not None or not tgt.needs_store):
+            raise ConfigError(option, f"not with --from: a store is read as it is ({option} "
+                              "varies the sweep that --out DIR runs)" if store is not None
+                              else f"{tgt.name} runs no sweep")
     if store is None and tgt.needs_store:
         store = run_target_sweep(tgt, args.out_dir, args.quick, args.cluster, args.workers,
-                                 args.quiet, args.sets)
+                                 args.quiet, args.sets, args.max_points)
     table = compute(args.name, store, out_dir=args.out_dir)
     print(table.to_text())
     if args.output:
         out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(table.to_csv())
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(table.to_csv())
+        except OSError as exc:
+            from ..sweep.store import shown_path
+            raise ConfigError("-o", f"cannot write {shown_path(out)}: {exc.strerror or exc}") \
+                from None
         print(f"wrote {out}")
     return 0
 
 
+def check_output(path, option: str, directory: bool) -> None:
+    """ConfigError (one line, naming `option`) unless `path` can be written as a file
+    (directory=False: -o OUT.csv) or be a directory to write into (directory=True: --out DIR),
+    checked before anything is computed or written: an existing path of the other kind, a
+    parent that is a file, an over-long name."""
+    if path is None:
+        return
+    from ..errors import ConfigError
+    from ..inputs import path_length_problem
+    from ..sweep.store import shown_path
+    p = Path(path)
+    shown = shown_path(p)
+    too_long = path_length_problem(p)
+    if too_long:
+        raise ConfigError(option, f"{shown}: {too_long}")
+    kind = "a directory to write into" if directory else "a file name such as OUT.csv"
+    try:
+        if p.is_dir() and not directory:
+            raise ConfigError(option, f"{shown} is a directory; give {kind}")
+        if p.exists() and not p.is_dir() and directory:
+            raise ConfigError(option, f"{shown} is a file; give {kind}")
+        if directory and (p / "zarr.json").exists():
+            raise ConfigError(option, f"{shown} is a zarr store; give {kind} of its own")
+        for parent in p.parents:
+            if parent.exists() or parent.is_symlink():
+                if not parent.is_dir():
+                    raise ConfigError(option, f"{shown}: {shown_path(parent)} is a file, not a "
+                                              f"directory; give {kind}")
+                break
+    except OSError as exc:
+        raise ConfigError(option, f"{shown}: {exc.strerror or exc}") from None
+
+
 def run_target_sweep(tgt, out_dir, quick: bool, cluster_file=None, workers=None,
-                     quiet: bool = False, sets=()) -> Path:
+                     quiet: bool = False, sets=(), max_points: int | None = None) -> Path:
     """Run (or resume) the target's sweep, with the --set overrides `sets`, into
     out_dir/<spec>.zarr; returns the store. (A store there of another sweep, e.g. the spec
     without the overrides, is refused: give such a variant its own DIR.)"""
@@ -75,7 +117,8 @@ def run_target_sweep(tgt, out_dir, quick: bool, cluster_file=None, workers=None,
     if out_dir is None:
         raise ConfigError("--out", f"required: the folder where {tgt.name}'s sweep ({name}) "
                                    "stores its results (or --from STORE.zarr)")
-    sweep = load_sweep(spec_path(name), sets)
+    sweep = load_sweep(spec_path(name), sets,
+                       **({} if max_points is None else {"max_points": max_points}))
     store = Path(out_dir) / f"{name.replace('/', '_')}.zarr"
     store.parent.mkdir(parents=True, exist_ok=True)
     execute(sweep, store, load_cluster_spec(cluster_file, workers), quiet=quiet)

@@ -299,17 +299,26 @@ def check_writable(path: str | os.PathLike, overwrite: bool = False) -> Path:
     """Raise StoreError unless write_zarr(..., path, overwrite) may write there (touches nothing).
 
     Call it before a long simulation so a bad output path fails first."""
+    from .inputs import path_length_problem, shown_path
     p = Path(path)
-    if p.exists() or p.is_symlink():
-        if not overwrite:
-            raise StoreError(path, "already exists; choose another path or overwrite it "
-                                   "explicitly (--overwrite)")
-        if p.is_symlink():
-            raise StoreError(path, "is a symbolic link; refusing to replace it")
-        if not _is_zarr_store(p):
-            raise StoreError(path, "exists and is not a zarr store; refusing to overwrite it")
-    elif p.parent.exists() and not p.parent.is_dir():
-        raise StoreError(path, f"parent {p.parent} is not a directory")
+    too_long = path_length_problem(p)
+    if too_long:
+        raise StoreError(shown_path(str(path)), too_long)
+    try:
+        if p.exists() or p.is_symlink():
+            if not overwrite:
+                raise StoreError(path, "already exists; choose another path or overwrite it "
+                                       "explicitly (--overwrite)")
+            if p.is_symlink():
+                raise StoreError(path, "is a symbolic link; refusing to replace it")
+            if not _is_zarr_store(p):
+                raise StoreError(path, "exists and is not a zarr store; refusing to overwrite "
+                                       "it")
+        elif p.parent.exists() and not p.parent.is_dir():
+            raise StoreError(path, f"parent {p.parent} is not a directory")
+    except OSError as exc:
+        raise StoreError(shown_path(str(path)), f"cannot be used: {exc.strerror or exc}") \
+            from None
     return p
 
 

@@ -1,10 +1,16 @@
 """`extoll-vec sweep SPEC.yaml [--set KEY=VALUE ...] -o OUT.zarr [--cluster cluster.yaml]
-[--workers N] [--dry-run] [--overwrite] [--quiet]`: the command line of sweeps (imports the
-heavy parts inside _run). --set varies the spec (spec.apply_sets); a command equal in effect to
-another spec file resumes that file's stores (same fingerprint)."""
+[--workers N] [--dry-run] [--overwrite] [--quiet] [--max-points N]`: the command line of sweeps
+(imports the heavy parts inside _run). --set varies the spec (spec.apply_sets); a command equal
+in effect to another spec file resumes that file's stores (same fingerprint).
+
+--dry-run and a run refuse the same things: the spec (every point's RunConfig, the point limit)
+and then check_points, the planning estimate of every point, before a cluster starts. A point
+that fails while the sweep runs is reported in one line on stderr; its traceback and config go
+to the store's error log (runner.error_log_path: OUT.errors.log beside OUT.zarr)."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from ..errors import ConfigError, SimulationError
@@ -30,6 +36,15 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="at most N points per batch (default 8)")
     p.add_argument("--batch-memory", metavar="SIZE", default=None,
                    help="simulation state per batch, e.g. 2GiB (the default)")
+    add_max_points_option(p)
+
+
+def add_max_points_option(p: argparse.ArgumentParser) -> None:
+    """--max-points N: the most points a sweep may have (also `extoll-vec tables`)."""
+    from .spec import DEFAULT_MAX_POINTS
+    p.add_argument("--max-points", type=int, metavar="N", default=DEFAULT_MAX_POINTS,
+                   help=f"refuse a sweep of more than N points (default {DEFAULT_MAX_POINTS:,}; "
+                        "counted from the axes and repeat before anything is built)")
 
 
 def add_set_option(p: argparse.ArgumentParser) -> None:
@@ -53,31 +68,62 @@ def _limits(args) -> tuple[int, int]:
     if args.batch_memory is not None:
         try:
             memory = parse_bytes(args.batch_memory)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
+            memory = 0
+        if not 1 <= memory <= 2**63 - 1:
             raise ConfigError("--batch-memory", f"got {args.batch_memory!r}; allowed: a size "
                                                 "such as 2GiB or 500MB") from None
     return size, memory
 
 
+_YEAR = 365.25 * 86400
+
+
 def _secs(x: float) -> str:
-    return f"{x:.1f} s" if x < 10 else f"{x:.0f} s"
+    """A rough duration: ~seconds, with days from a day on; 'over 100 years' beyond (also for
+    an estimate too large for a float)."""
+    if not x < 100 * _YEAR:      # NaN, inf
+        return "over 100 years"
+    if x < 10:
+        return f"~{x:.1f} s"
+    return f"~{x:.0f} s" if x < 86400 else f"~{x:.0f} s ({x / 86400:,.1f} days)"
+
+
+def _seconds(packets: int) -> float:
+    """plan.PlannedBatch.seconds without its OverflowError for an absurd packet count."""
+    from .plan import PACKETS_PER_SECOND
+    try:
+        return packets / PACKETS_PER_SECOND
+    except OverflowError:
+        return math.inf
+
+
+def _count(n: int) -> str:
+    """A packet count: digits up to 10^15, beyond that as '1.2e+18'."""
+    return f"{n:,}" if abs(n) < 10**15 else f"{float(n):.1e}" if abs(n) < 10**300 else \
+        "over 1e300"
 
 
 def _mb(n: float) -> str:
-    return f"{n / 2**20:.1f} MiB" if n < 2**30 else f"{n / 2**30:.2f} GiB"
+    """Bytes in MiB, GiB, ... EiB (every size an estimate can give, without overflow)."""
+    if n < 2**30:
+        return f"{n / 2**20:.1f} MiB"
+    for exp, unit in ((40, "GiB"), (50, "TiB"), (60, "PiB"), (70, "EiB")):
+        if n < 2**exp:
+            return f"{n / 2**(exp - 10):.2f} {unit}"
+    return "over 1024 EiB"
 
 
 def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
     import numpy as np
 
     from .plan import estimate, plan_batches
-    from .store import check_same_sweep, read_completed
+    from .store import resume_mask
     done = np.zeros(sweep.n_points, dtype=bool)
     if args.output is not None and not args.overwrite:
-        from pathlib import Path
-        if Path(args.output).exists():
-            check_same_sweep(args.output, sweep)
-            done = read_completed(args.output)
+        mask = resume_mask(args.output, sweep)
+        if mask is not None:
+            done = mask
     todo = np.flatnonzero(~done).tolist()
     workers = cluster.workers or 1
     sets = f" with {len(sweep.sets)} --set" if sweep.sets else ""
@@ -98,6 +144,7 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
     # the runner simulates points of equal effective config once: plan and estimate the same way
     from .runner import equal_points
     unique = sorted(equal_points(sweep, todo))
+    check_points(sweep, unique, cluster.kind == "local")
     plan = plan_batches(sweep.configs, unique, workers, size, memory)
     print(f"batches ({len(plan)} for {workers} worker(s), at most {size} points and "
           f"{_mb(memory)} of state each):")
@@ -106,21 +153,45 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
         shown = f"{pts[0]}-{pts[-1]}" if pts == tuple(range(pts[0], pts[-1] + 1)) else \
             ",".join(map(str, pts))
         print(f"  {b.index:>5} points {shown} ({len(pts)}): state {_mb(b.state_bytes)}, "
-              f"~{b.packets:,} packets, ~{_secs(b.seconds)}")
+              f"~{_count(b.packets)} packets, {_secs(_seconds(b.packets))}")
     if len(plan) > DRY_RUN_MAX_LINES:
         print(f"  ... and {len(plan) - DRY_RUN_MAX_LINES} more")
-    total = sum(b.seconds for b in plan)
-    longest = max((b.seconds for b in plan), default=0.0)
+    total = sum(_seconds(b.packets) for b in plan)
+    longest = max((_seconds(b.packets) for b in plan), default=0.0)
     peak = max((b.state_bytes for b in plan), default=0)
     per_point = max((estimate(sweep.configs[i]).state_bytes for i in todo), default=0)
     same = len(todo) - len(unique)
     twins = f" ({same} equal to others, computed once)" if same else ""
     print(f"work: {len(todo)} of {sweep.n_points} points to compute{twins}, "
-          f"~{sum(b.packets for b in plan):,} packets, ~{_secs(total)} on one worker, "
-          f"~{_secs(max(total / workers, longest))} on {workers} (rough); state up to "
+          f"~{_count(sum(b.packets for b in plan))} packets, {_secs(total)} on one worker, "
+          f"{_secs(max(total / workers, longest))} on {workers} (rough); state up to "
           f"{_mb(per_point)} per point, {_mb(peak)} per batch")
     print(f"cluster: {cluster.describe()}")
     return 0
+
+
+def check_points(sweep, points, local: bool = True) -> None:
+    """Compute the planning estimate (plan.estimate: the state a point allocates, the packets
+    it sends) of every point in `points` before anything runs, as --dry-run and a run both
+    plan: a configuration that the workload builder or the size table cannot take is refused
+    here in one line naming the point, not as a traceback from the planner (or a worker).
+    First engine.sizing.check_memory, without building anything: arrays the kernels' int32
+    indices cannot address, and, for a local cluster (local: the workers share this
+    machine's memory), a point larger than the memory available here. Remote workers check
+    their own memory when they build the batch (engine.Batch)."""
+    from ..engine.sizing import check_memory
+    from .plan import estimate
+    for p in points:
+        try:
+            check_memory([sweep.configs[p]], None if local else float("inf"))
+            estimate(sweep.configs[p])
+        except ConfigError as exc:
+            raise ConfigError(exc.field, f"{exc.message} (point {p}: "
+                                         f"{sweep.describe(p) or 'the base'})") from None
+        except (ValueError, ArithmeticError, MemoryError) as exc:
+            msg = " ".join(str(exc).split())[:300] or type(exc).__name__
+            where = sweep.describe(p) or "the base"
+            raise ConfigError(f"point {p}", f"cannot be planned ({where}): {msg}") from None
 
 
 def execute(sweep, output, cluster, *, overwrite: bool = False, quiet: bool = False,
@@ -129,23 +200,27 @@ def execute(sweep, output, cluster, *, overwrite: bool = False, quiet: bool = Fa
     by `cluster` (a ClusterSpec); returns the SweepResult. Refuses a store of another sweep
     before starting a cluster; on Ctrl-C says how much is stored; SimulationError if points
     failed (the store keeps the others)."""
-    from pathlib import Path
-
     from .plan import DEFAULT_BATCH_MEMORY, DEFAULT_MAX_BATCH
     from .runner import SweepResult, run_sweep
-    from .store import check_same_sweep, read_completed
+    from .store import read_completed, resume_mask
 
     def echo(msg: str) -> None:
         if not quiet:
             print(msg, file=sys.stderr, flush=True)
 
     res = None
-    if Path(output).exists() and not overwrite:
-        check_same_sweep(output, sweep)  # refuse before starting a cluster
-        done = int(read_completed(output).sum())
+    todo = range(sweep.n_points)
+    completed = None if overwrite else resume_mask(output, sweep)  # refuse before a cluster
+    if completed is not None:
+        done = int(completed.sum())
+        todo = [i for i in todo if not completed[i]]
         if done == sweep.n_points:
             echo(f"{output}: all {done} points already computed")
             res = SweepResult(total=done, already=done)
+    if res is None:
+        from .runner import equal_points
+        check_points(sweep, sorted(equal_points(sweep, todo)),   # refuse before a cluster too
+                     cluster.kind == "local")
     try:
         if res is None:
             from .cluster import connect
@@ -168,15 +243,16 @@ def execute(sweep, output, cluster, *, overwrite: bool = False, quiet: bool = Fa
         for p, msg in res.failed[:10]:
             print(f"extoll-vec: point {p} ({sweep.describe(p)}) failed: {msg}", file=sys.stderr)
         p, msg = res.failed[0]
+        log = f"; details in {res.log}" if res.log else ""
         raise SimulationError(f"{len(res.failed)} of {res.total} points failed (first: point {p}"
-                              f", {sweep.describe(p)}: {msg}); the store holds the others")
+                              f", {sweep.describe(p)}: {msg}); the store holds the others{log}")
     return res
 
 
 def _run(args: argparse.Namespace) -> int:
     from .cluster import load_cluster_spec
     from .spec import load_sweep
-    sweep = load_sweep(args.spec, args.sets)
+    sweep = load_sweep(args.spec, args.sets, max_points=args.max_points)
     cluster = load_cluster_spec(args.cluster, args.workers)
     size, memory = _limits(args)
     if args.dry_run:

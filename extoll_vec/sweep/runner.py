@@ -7,15 +7,21 @@ batch into the store from the client, in completion order.
 
 Faults: a worker that dies mid-task is replaced by its nanny and Dask re-runs the batch
 elsewhere. A batch in which a point fails (SimulationError, e.g. a deadlock) is split: the
-failing point is reported, the others run again without it. Ctrl-C cancels the outstanding
-batches; the store keeps every batch written so far, and rerunning computes only the rest.
+failing point is reported, the others run again without it. The worker returns such a failure
+as a value (tasks.BatchFailure), so Dask prints no "Compute Failed" dump: the point's message
+is one line (SweepResult.failed), and its traceback and config go to the error log beside the
+store (error_log_path: OUT.errors.log for OUT.zarr, appended to). Ctrl-C cancels the
+outstanding batches; the store keeps every batch written so far, and rerunning computes only
+the rest.
 """
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, TextIO
 
 import numpy as np
@@ -25,7 +31,7 @@ from .plan import DEFAULT_BATCH_MEMORY, DEFAULT_MAX_BATCH, plan_batches
 from .progress import Progress
 from .spec import Sweep
 from .store import StoreWriter, prepare_store
-from .tasks import run_points, warm_kernels
+from .tasks import BatchFailure, run_points, warm_kernels
 
 
 @dataclass
@@ -37,6 +43,7 @@ class SweepResult:
     failed: list[tuple[int, str]] = field(default_factory=list)   # (point, message)
     seconds: float = 0.0
     interrupted: bool = False
+    log: str | None = None           # the error log, if a failure was written to it
 
     @property
     def complete(self) -> bool:
@@ -45,6 +52,48 @@ class SweepResult:
 
 def _strip_point(msg: str) -> str:
     return re.sub(r"^point \d+: ", "", " ".join(str(msg).split()))
+
+
+def error_log_path(store) -> Path:
+    """Where a sweep writes the tracebacks and configs of its failing points: beside the store,
+    OUT.errors.log for OUT.zarr (STORE.errors.log for a store named otherwise)."""
+    p = Path(store)
+    stem = p.name[:-len(".zarr")] if p.name.endswith(".zarr") and p.name != ".zarr" else p.name
+    return p.with_name(stem + ".errors.log")
+
+
+class _ErrorLog:
+    """Appends one entry per failing point to error_log_path(store): the message, the points
+    with the same config, the config (YAML: `extoll-vec run` takes it as it is) and the
+    worker's traceback. Writing it never stops the sweep: a log that cannot be written is
+    skipped (the one-line messages remain)."""
+
+    def __init__(self, sweep: Sweep, store, result: SweepResult):
+        self.sweep, self.store, self.result = sweep, store, result
+        self.path = error_log_path(store)
+        self.started = False
+
+    def write(self, point: int, twins: list[int], message: str, detail: str) -> None:
+        import yaml
+        sw = self.sweep
+        lines = []
+        if not self.started:
+            src = f" ({sw.path}{f' with {len(sw.sets)} --set' if sw.sets else ''})" \
+                if sw.path else ""
+            lines += [f"==== {time.strftime('%Y-%m-%d %H:%M:%S')} sweep {sw.name}{src} into "
+                      f"{self.store}", ""]
+        config = yaml.safe_dump(json.loads(sw.configs[point].to_json()), sort_keys=False)
+        same = f" (also points {', '.join(map(str, twins))}: the same config)" if twins else ""
+        lines += [f"---- point {point} ({sw.describe(point) or 'the base config'}) failed{same}:",
+                  message, "", "config (extoll-vec run FILE with this as FILE reproduces it):",
+                  config.rstrip(), "", detail.rstrip(), "", ""]
+        try:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write("\n".join(lines))
+        except OSError:
+            return
+        self.started = True
+        self.result.log = str(self.path)
 
 
 def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
@@ -78,6 +127,7 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
          f"batches on {workers} worker(s)")
     writer = StoreWriter(store)
     progress = Progress(sweep.n_points, result.already, quiet=quiet, stream=stream)
+    log = _ErrorLog(sweep, store, result)
     token = secrets.token_hex(3)
     futures: dict[Any, tuple[int, ...]] = {}
 
@@ -106,10 +156,17 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
                 ac.add(fut)
                 continue
             points = futures.pop(fut)
+            value = fut.result() if fut.status == "finished" else None
+            if isinstance(value, BatchFailure):
+                detail = f"traceback (on {value.worker}):\n{value.traceback}"
+                for new in _after_failure(points, value.error, result, progress, twins, log,
+                                          detail):
+                    ac.add(submit(new, 0))
+                continue
             if fut.status == "finished":
                 rows = [j for j, p in enumerate(points) for _ in (p, *twins[p])]
                 every = [q for p in points for q in (p, *twins[p])]
-                writer.write(every, {k: np.asarray(v)[rows] for k, v in fut.result().items()})
+                writer.write(every, {k: np.asarray(v)[rows] for k, v in value.items()})
                 result.computed += len(every)
                 progress.update(len(every))
                 if on_batch is not None:
@@ -117,7 +174,9 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
                 continue
             if fut.status == "cancelled":
                 raise RuntimeError(f"batch {fut.key} was cancelled by someone else")
-            for new in _after_failure(points, fut.exception(), result, progress, twins):
+            exc = fut.exception()
+            detail = f"no traceback: {type(exc).__name__}: {exc}"
+            for new in _after_failure(points, exc, result, progress, twins, log, detail):
                 ac.add(submit(new, 0))
     except KeyboardInterrupt:
         result.interrupted = True
@@ -158,14 +217,18 @@ def equal_points(sweep: Sweep, todo) -> dict[int, list[int]]:
 
 
 def _after_failure(points: tuple[int, ...], exc: BaseException, result: SweepResult,
-                   progress: Progress, twins: dict[int, list[int]]) -> list[tuple[int, ...]]:
-    """Record what failed (a point and its twins) and return the batches to run again."""
+                   progress: Progress, twins: dict[int, list[int]], log: _ErrorLog | None = None,
+                   detail: str = "") -> list[tuple[int, ...]]:
+    """Record what failed (a point and its twins; in `log` with `detail`, the traceback) and
+    return the batches to run again."""
     from distributed import KilledWorker
 
     def fail(p: int, msg: str) -> None:
         for q in (p, *twins[p]):
             result.failed.append((q, msg))
         progress.update(failed=1 + len(twins[p]))
+        if log is not None:
+            log.write(p, twins[p], msg, detail)
 
     if isinstance(exc, KilledWorker):
         for p in points:

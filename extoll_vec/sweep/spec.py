@@ -26,6 +26,12 @@ Points are numbered in row-major order of the axes (the last axis, or `rep`, var
 so the point axis reshapes to the grid. Every error raises SpecError naming the file position
 and the key; a point whose values do not make a valid RunConfig names the point and the key.
 
+A sweep has at most `max_points` points (DEFAULT_MAX_POINTS; ``extoll-vec sweep --max-points
+N`` raises it): the count is the product of the axis sizes and the repeat, checked before any
+point is built, so a spec of 10^12 points is refused at once instead of expanding for ever. An
+axis (a list, a range, a zipped list, repeat's seeds) of more values than that is refused as it
+is read. Ranges take finite numbers only.
+
 A variable axis sets no config field: its values are names the derived expressions see (and the
 coordinate of the axis). It exists so that a sweep can run along the quantity a paper plots
 (slots per process) while the configuration keeps the quantity the system has (the mailbox
@@ -49,15 +55,25 @@ import json
 import math
 import os
 import shlex
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..config import SECTIONS, RunConfig, TopologyConfig, from_dict
 from ..errors import ConfigError, SpecError
 from . import yamlpos
-from .expr import ExprError, evaluate, names_in
+from .expr import ExprError, brief, evaluate, names_in
 
 TOP_KEYS = ("name", "description", "base", "axes", "repeat", "derived")
+# Points of a sweep unless the caller allows more (extoll-vec sweep --max-points N). The largest
+# shipped spec has 600 points; expanding and planning 100,000 points (the former cap of one
+# axis, so every spec accepted before still is) takes under a minute and about 0.6 GiB, while
+# their simulation at paper scale would take months: a larger sweep is a typo or belongs in
+# several stores.
+DEFAULT_MAX_POINTS = 100_000
+# Seconds the derived expressions of all points may take together (one evaluation takes at most
+# expr.MAX_SECONDS; those of a shipped spec take about 20 us a point).
+DERIVED_SECONDS = 60.0
 REP_AXIS = "rep"
 # names a zipped axis may not take (dims, variables and coordinates of a result Dataset)
 RESERVED_NAMES = {"point", "rank", "kind", "completed", REP_AXIS}
@@ -160,8 +176,10 @@ SET_KEYS = ("name", "description", "repeat", "repeat.count", "repeat.seed", "rep
 
 
 def set_source(arg: str) -> str:
-    """How a message names a --set argument: as it would be typed (shell-quoted, one line)."""
-    return "--set " + shlex.quote(" ".join(arg.splitlines()))
+    """How a message names a --set argument: as it would be typed (shell-quoted, one line; a
+    long one cut after 200 characters)."""
+    text = " ".join(arg.splitlines())
+    return "--set " + shlex.quote(text if len(text) <= 200 else text[:200] + "...")
 
 
 def _set_keypath(key: str, arg: str) -> tuple:
@@ -224,6 +242,9 @@ def apply_sets(data: Any, sets: Sequence[str], path: str | None = None,
             value, _ = yamlpos.load(text)
         except SpecError as exc:
             raise SpecError(set_source(arg), key, exc.message) from None
+        except (ValueError, RecursionError) as exc:   # e.g. an integer of over 4300 digits
+            raise SpecError(set_source(arg), key, "not valid YAML (" + " ".join(
+                str(exc).split())[:120] + ")") from None
         parent = data
         for n, k in enumerate(kp[:-1], 1):
             node = parent.get(k)
@@ -303,9 +324,11 @@ class _Ctx:
     at or under an overridden entry is ``--set 'ARG': KEY: MESSAGE``; one at a file position
     with a --set below it says so."""
 
-    def __init__(self, path: str | None, positions: dict, overrides: dict | None = None):
+    def __init__(self, path: str | None, positions: dict, overrides: dict | None = None,
+                 max_points: int = DEFAULT_MAX_POINTS):
         self.path, self.positions = path, positions
         self.overrides = {} if overrides is None else overrides
+        self.max_points = max_points
 
     def _locate(self, keypath: tuple) -> str | tuple[int, int] | None:
         """The nearest enclosing entry's origin: a --set argument, or (line, column)."""
@@ -327,8 +350,8 @@ class _Ctx:
         keypath = tuple(keypath)
         key = shown if shown is not None else ".".join(str(k) for k in keypath) or "spec"
         found = self._locate(keypath)
-        below = [a for kp, a in self.overrides.items()
-                 if keypath and kp[:len(keypath)] == keypath and a != found]
+        below = list(dict.fromkeys(a for kp, a in self.overrides.items()
+                                   if keypath and kp[:len(keypath)] == keypath and a != found))
         if below:
             message += " (after " + ", ".join(set_source(a) for a in below) + ")"
         if isinstance(found, str):
@@ -337,39 +360,39 @@ class _Ctx:
         return SpecError(self.path, key, message, line, col)
 
 
-def load_sweep(path: str | os.PathLike, sets: Sequence[str] = ()) -> Sweep:
+def load_sweep(path: str | os.PathLike, sets: Sequence[str] = (),
+               max_points: int = DEFAULT_MAX_POINTS) -> Sweep:
     """Read and expand a sweep spec file, with the command line's ``--set KEY=VALUE``
-    overrides applied in order (apply_sets); SpecError for anything wrong in either.
+    overrides applied in order (apply_sets); SpecError for anything wrong in either, and for
+    more than `max_points` points.
 
     With overrides, the text kept in the store (Sweep.text, attr ``sweep_spec``) is the merged
     document as YAML under a comment header naming the file and every ``--set``: the spec as
     it ran, loadable on its own (the file's comments are dropped: they describe the file's
     sweep, not this one). Without overrides it is the file's text, comments and all."""
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise SpecError(path, "spec", "file not found") from None
-    except OSError as exc:
-        raise SpecError(path, "spec", f"cannot read: {exc.strerror or exc}") from None
-    data, positions = yamlpos.load(text, path)
+    from ..inputs import parse_yaml_document, read_document_text   # one reader for every file
+    text = read_document_text(path, "spec")
+    data, positions = parse_yaml_document(text, path, "spec")
     default_name = os.path.splitext(os.path.basename(path))[0]
     overrides: dict = {}
     if sets:
         data, overrides = apply_sets(data, sets, path, positions)
         text = _sets_text(data, sets, path, default_name)
     sweep = build_sweep(data, path=path, positions=positions, text=text,
-                        default_name=default_name, overrides=overrides)
+                        default_name=default_name, overrides=overrides, max_points=max_points)
     return dataclasses.replace(sweep, sets=tuple(sets))
 
 
 def build_sweep(data: Any, path: str | None = None, positions: dict | None = None,
-                text: str = "", default_name: str = "sweep", overrides: dict | None = None
-                ) -> Sweep:
+                text: str = "", default_name: str = "sweep", overrides: dict | None = None,
+                max_points: int = DEFAULT_MAX_POINTS) -> Sweep:
     """Expand spec data (as loaded from YAML) into a Sweep. overrides: key path -> the --set
-    argument that gave the entry (apply_sets), for the error messages."""
-    ctx = _Ctx(path, positions or {}, overrides)
+    argument that gave the entry (apply_sets), for the error messages. A spec of more than
+    `max_points` points is refused before any point is built."""
+    if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 1:
+        raise ConfigError("--max-points", f"got {max_points!r}; allowed: an integer >= 1")
+    ctx = _Ctx(path, positions or {}, overrides, max_points)
     if not isinstance(data, dict):
         raise ctx.error((), f"a sweep spec is a mapping with keys {', '.join(TOP_KEYS)}")
     for k in data:
@@ -387,11 +410,12 @@ def build_sweep(data: Any, path: str | None = None, positions: dict | None = Non
     used = {n for v in (raw_derived.values() if isinstance(raw_derived, dict) else ())
             if isinstance(v, str) for n in names_in(v)}
     axes = _axes(data.get("axes"), ctx, known, used)
+    grid = _count_points(axes, ctx)
     if "repeat" in data:
         if any("seed" in a.keys for a in axes):
             raise ctx.error(("repeat",), "seed is already an axis; use either repeat or a "
                                          "seed axis")
-        axes.append(_repeat(data["repeat"], ctx, base.get("seed", 0)))
+        axes.append(_repeat(data["repeat"], ctx, base.get("seed", 0), grid))
     for a in axes:
         for k in a.keys:
             origin[k] = ("axes", a.name) if a.name != REP_AXIS else ("repeat",)
@@ -417,7 +441,10 @@ def _base(raw: Any, ctx: _Ctx) -> tuple[dict, dict]:
     raw = dict(raw)
     origin: dict[str, tuple] = {}
     if "example" in raw:
-        from ..examples import get_example
+        from ..examples import EXAMPLES, get_example
+        if not isinstance(raw["example"], str):
+            raise ctx.error(("base", "example"), f"got {brief(raw['example'])}; allowed: the name "
+                                                 f"of an example: {', '.join(EXAMPLES)}")
         try:
             base = get_example(raw.pop("example")).to_dict()
         except ConfigError as exc:
@@ -425,7 +452,10 @@ def _base(raw: Any, ctx: _Ctx) -> tuple[dict, dict]:
     else:
         base = RunConfig().to_dict()
     if "variant" in raw:
-        from ..examples import variant_overrides
+        from ..examples import MODEL_VARIANTS, variant_overrides
+        if not isinstance(raw["variant"], str):
+            raise ctx.error(("base", "variant"), f"got {brief(raw['variant'])}; allowed: the name "
+                                                 f"of a model variant: {', '.join(MODEL_VARIANTS)}")
         try:
             over = variant_overrides(raw.pop("variant"))
         except ConfigError as exc:
@@ -475,10 +505,26 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _over_limit(ctx: _Ctx) -> str:
+    return f"the limit of {ctx.max_points:,} points (--max-points N raises it)"
+
+
+def _count_points(axes: list[Axis], ctx: _Ctx) -> int:
+    """Points of the grid of `axes` (before repeat): the product of their sizes, refused above
+    ctx.max_points before any point is built."""
+    n = math.prod(a.size for a in axes)
+    if n > ctx.max_points:
+        grid = " x ".join(str(a.size) for a in axes)
+        raise ctx.error(("axes",), f"{n:,} points (a {grid} grid) exceed {_over_limit(ctx)}")
+    return n
+
+
 def _values(raw: Any, ctx: _Ctx, keypath: tuple) -> list:
     """An axis' values: a list, or {range: [start, stop, step]} / {range: {start, stop,
-    step | factor}} with an inclusive stop."""
+    step | factor}} with an inclusive stop; at most ctx.max_points of them."""
     if isinstance(raw, list):
+        if len(raw) > ctx.max_points:
+            raise ctx.error(keypath, f"{len(raw):,} values: more than {_over_limit(ctx)}")
         vals = raw
     elif isinstance(raw, dict) and set(raw) == {"range"}:
         r = raw["range"]
@@ -490,7 +536,10 @@ def _values(raw: Any, ctx: _Ctx, keypath: tuple) -> list:
             raise ctx.error(rp, "expected [start, stop, step] or {start, stop, step} or "
                                 "{start, stop, factor} (stop inclusive)")
         if not all(_number(v) for v in r.values()):
-            raise ctx.error(rp, f"start, stop, step/factor must be numbers, got {r}")
+            raise ctx.error(rp, f"start, stop, step/factor must be numbers, got {brief(r, 120)}")
+        if not all(_finite(v) for v in r.values()):
+            raise ctx.error(rp, "start, stop, step/factor must be finite numbers within "
+                                f"+-(2**63 - 1), got {brief(r, 120)}")
         vals = _range(r, ctx, rp)
     else:
         raise ctx.error(keypath, "expected a list of values or {range: [start, stop, step]}")
@@ -499,28 +548,44 @@ def _values(raw: Any, ctx: _Ctx, keypath: tuple) -> list:
     return vals
 
 
+def _finite(v: int | float) -> bool:
+    """A range bound the arithmetic below handles: finite, within the engine's int64."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return False
+    return abs(v) <= 2**63 - 1
+
+
 def _range(r: dict, ctx: _Ctx, rp: tuple) -> list:
+    """The values of a range whose bounds are finite numbers (_finite); the count is checked
+    against ctx.max_points before the list is built."""
     start, stop = r["start"], r["stop"]
     ints = all(isinstance(v, int) for v in r.values())
+    too_many = f"gives more values than {_over_limit(ctx)}"
     out: list = []
     if "step" in r:
         step = r["step"]
         if step == 0 or (stop - start) * step < 0:
             raise ctx.error(rp, f"step {step} never goes from {start} to {stop}")
-        n = int(math.floor((stop - start) / step + 1e-9)) + 1
+        steps = (stop - start) / step
+        if not steps < ctx.max_points:
+            raise ctx.error(rp, too_many)
+        n = int(math.floor(steps + 1e-9)) + 1
         out = [start + i * step if ints else round(start + i * step, 12) for i in range(n)]
     else:
         f = r["factor"]
-        if start == 0 or f <= 0 or f == 1 or (stop / start < 1) != (f < 1) and stop != start:
+        if start == 0 or f <= 0 or f == 1 or (stop / start < 1) != (f < 1) and stop != start \
+                or stop == 0 or (start > 0) != (stop > 0):
             raise ctx.error(rp, f"factor {f} never goes from {start} to {stop}")
+        if not (math.log(abs(stop)) - math.log(abs(start))) / math.log(f) < ctx.max_points:
+            raise ctx.error(rp, too_many)
         v = start
         while (v <= stop * (1 + 1e-12)) if f > 1 else (v >= stop * (1 - 1e-12)):
             out.append(v if ints else round(v, 12))
             v = v * f
-            if len(out) > 100_000:
+            if len(out) > ctx.max_points:
                 break
-    if len(out) > 100_000:
-        raise ctx.error(rp, "more than 100000 values")
+    if len(out) > ctx.max_points:
+        raise ctx.error(rp, too_many)
     return out
 
 
@@ -565,8 +630,9 @@ def _axes(raw: Any, ctx: _Ctx, known: dict, variables_used: set[str]) -> list[Ax
                 and name not in SECTIONS and name not in ("seed", "nodes"):
             # a variable: a name a derived expression uses (anything else is a typo)
             vals = _values(spec, ctx, kp)
-            if not all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in vals):
-                raise ctx.error(kp, "a variable takes numbers or strings", name)
+            if not all(isinstance(v, str) or _number(v) and _finite(v) for v in vals):
+                raise ctx.error(kp, "a variable takes numbers (finite, within +-(2**63 - 1)) "
+                                    "or strings", name)
             axis = Axis(name, (), tuple((v,) for v in vals), tuple(vals), name)
         else:
             key = _check_key(name, ctx, kp, known)
@@ -580,29 +646,48 @@ def _axes(raw: Any, ctx: _Ctx, known: dict, variables_used: set[str]) -> list[Ax
     return axes
 
 
-def _repeat(raw: Any, ctx: _Ctx, base_seed: Any) -> Axis:
+def _repeat(raw: Any, ctx: _Ctx, base_seed: Any, grid: int = 1) -> Axis:
+    """The rep axis; with `grid` points on the other axes, at most ctx.max_points // grid
+    repetitions (checked before the seeds are built)."""
     kp = ("repeat",)
+    count_kp = kp if isinstance(raw, int) else kp + ("count",)
     if isinstance(raw, int) and not isinstance(raw, bool):
         raw = {"count": raw}
     if not isinstance(raw, dict) or set(raw) - {"count", "seed", "seeds"}:
         raise ctx.error(kp, "expected a count, {count: N, seed: S} or {seeds: [...]}")
+    room = ctx.max_points // max(grid, 1)
+
+    def too_many(n: int, what: str, keypath: tuple) -> SpecError:
+        return ctx.error(keypath, f"{n:,} {what} x {grid:,} grid point(s) = {n * grid:,} points "
+                                  f"exceed {_over_limit(ctx)}")
+
     if "seeds" in raw:
         if set(raw) != {"seeds"}:
             raise ctx.error(kp, "give either seeds or count (and seed), not both")
         seeds = raw["seeds"]
         if not isinstance(seeds, list) or not seeds:
             raise ctx.error(kp + ("seeds",), "expected a non-empty list of integers")
+        if len(seeds) > room:
+            raise too_many(len(seeds), "seeds", kp + ("seeds",))
     else:
         count, first = raw.get("count"), raw.get("seed", base_seed)
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            raise ctx.error(kp + ("count",) if "count" in raw else kp,
-                            f"got {count!r}; allowed: an integer >= 1")
+            raise ctx.error(count_kp if "count" in raw else kp,
+                            f"got {brief(count)}; allowed: an integer >= 1")
+        if count > room:
+            raise too_many(count, "repetitions", count_kp)
         if not isinstance(first, int) or isinstance(first, bool):
-            raise ctx.error(kp + ("seed",), f"got {first!r}; allowed: an integer")
+            raise ctx.error(kp + ("seed",), f"got {brief(first)}; allowed: an integer")
         seeds = [first + i for i in range(count)]
-    if not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds) \
-            or len(set(seeds)) != len(seeds):
-        raise ctx.error(kp, f"seeds must be distinct integers, got {seeds}")
+    seen: set = set()
+    for i, s in enumerate(seeds):
+        if not isinstance(s, int) or isinstance(s, bool):
+            raise ctx.error(kp + ("seeds", i), f"got {brief(s)}; allowed: an integer",
+                            f"repeat.seeds[{i}]")
+        if s in seen:
+            raise ctx.error(kp + ("seeds", i), f"duplicate seed {brief(s)}; seeds must be "
+                                               "distinct", f"repeat.seeds[{i}]")
+        seen.add(s)
     return Axis(REP_AXIS, ("seed",), tuple((s,) for s in seeds), tuple(range(len(seeds))), REP_AXIS)
 
 
@@ -629,7 +714,7 @@ def _env(d: dict, variables: dict) -> dict:
     try:
         topo = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d["topology"].items()}
         env["nodes"] = TopologyConfig(**topo).n_nodes
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, ArithmeticError):
         env["nodes"] = None
     return env
 
@@ -645,6 +730,7 @@ def _set(d: dict, key: str, value: Any) -> None:
 def _expand(base: dict, axes: tuple[Axis, ...], derived: dict, ctx: _Ctx,
             origin: dict) -> tuple[RunConfig, ...]:
     configs = []
+    spent = 0.0     # in derived expressions, of DERIVED_SECONDS
     for n, combo in enumerate(itertools.product(*(range(a.size) for a in axes))):
         d = copy.deepcopy(base)
         variables = {a.name: a.values[i][0] for a, i in zip(axes, combo) if a.variable}
@@ -653,10 +739,16 @@ def _expand(base: dict, axes: tuple[Axis, ...], derived: dict, ctx: _Ctx,
                 _set(d, k, copy.deepcopy(v))
         for k, v in derived.items():
             if isinstance(v, str):
+                t0 = time.monotonic()
                 try:
-                    v = evaluate(v, _env(d, variables))
+                    v = evaluate(v, _env(d, variables), seconds=DERIVED_SECONDS - spent)
                 except ExprError as exc:
-                    raise ctx.error(("derived", k), f"{exc} (point {n})", k) from None
+                    msg = str(exc)
+                    if spent + time.monotonic() - t0 >= DERIVED_SECONDS:
+                        msg = (f"the derived expressions took over {DERIVED_SECONDS:g} s for "
+                               f"{n + 1:,} points; simplify them or sweep fewer points")
+                    raise ctx.error(("derived", k), f"{msg} (point {n})", k) from None
+                spent += time.monotonic() - t0
             _set(d, k, v)
         try:
             configs.append(from_dict(d))
@@ -684,13 +776,14 @@ def _final_labels(axes: tuple[Axis, ...], configs: tuple[RunConfig, ...], ctx: _
             labels = tuple(label_of(_get(configs[i * stride], a.keys[0])) for i in range(a.size))
         else:  # zipped without labels: the first key's values if distinct, else 0..n-1
             first = tuple(label_of(v[0]) for v in a.values)
-            ok = len(set(first)) == len(first) and all(isinstance(x, (str, int, float))
-                                                       for x in first)
+            ok = all(isinstance(x, (str, int, float)) for x in first) and \
+                len(set(first)) == len(first)
             labels = first if ok else tuple(range(a.size))
         if len(set(labels)) != len(labels):
             kp = ("repeat",) if a.name == REP_AXIS else ("axes", a.name)
-            dup = next(x for x in labels if labels.count(x) > 1)
-            raise ctx.error(kp, f"duplicate value {dup!r} on the axis")
+            seen: set = set()
+            dup = next(x for x in labels if x in seen or seen.add(x))
+            raise ctx.error(kp, f"duplicate value {brief(dup)} on the axis")
         out.append(dataclasses.replace(a, labels=labels))
     return tuple(out)
 

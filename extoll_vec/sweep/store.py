@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import Counter
 import os
 import signal
 import subprocess
@@ -129,30 +130,302 @@ def prepare_store(path: str | os.PathLike, sweep: Sweep, overwrite: bool = False
 
 
 def check_same_sweep(path: str | os.PathLike, sweep: Sweep) -> None:
-    """StoreError unless the store at `path` holds exactly the points of `sweep`."""
-    p = Path(path)
-    if not p.is_dir():
-        raise StoreError(path, "exists and is not a zarr store; refusing to overwrite it")
-    attrs = dict(_open_group(p).attrs)
-    if "sweep_fingerprint" not in attrs:
-        raise StoreError(path, "exists and is not a sweep store (no sweep_fingerprint); choose "
-                               "another path or overwrite it explicitly (--overwrite)")
-    from ..dataset import version_problem
-    version = version_problem(attrs)
-    if version is not None:
-        # its arrays are not this version's: resuming would compute points it cannot store
-        raise StoreError(path, f"{version}; it cannot be resumed: choose another path or "
-                               "overwrite it explicitly (--overwrite)")
-    if attrs["sweep_fingerprint"] != sweep.fingerprint:
-        n = len(json.loads(attrs.get("configs", "[]")))
-        raise StoreError(path, f"holds a different sweep ({attrs.get('sweep_name')!r}, {n} "
-                               f"points) than {sweep.path or sweep.name} ({sweep.name!r}, "
-                               f"{sweep.n_points} points); choose another path or overwrite it "
-                               "explicitly (--overwrite)")
+    """StoreError unless the store at `path` is whole (check_store) and holds exactly the
+    points of `sweep`."""
+    check_store(path, "resume", sweep)
 
 
 def read_completed(path: str | os.PathLike) -> np.ndarray:
     return np.asarray(_open_group(path)[MASK][:], dtype=bool)
+
+
+def resume_mask(path: str | os.PathLike, sweep: Sweep) -> np.ndarray | None:
+    """For `extoll-vec sweep SPEC -o PATH` (resume and --dry-run, without --overwrite): None
+    when nothing is at PATH (the sweep creates its store there), else the completed mask of the
+    store of `sweep` there, checked whole first (check_same_sweep). StoreError, one line, for
+    anything else: a damaged store, another sweep's, a file, a broken or looping symbolic link,
+    a name the system cannot take."""
+    p = Path(path)
+    try:
+        there = p.exists() or p.is_symlink()
+    except OSError as exc:
+        raise StoreError(shown_path(path), f"cannot be used: {exc.strerror or exc}; choose "
+                                           "another path (-o)") from None
+    if not there:
+        return None
+    check_same_sweep(p, sweep)
+    return read_completed(p)
+
+
+# ---- checking an existing store ------------------------------------------------------------------
+# What to do about a store that cannot be used: replace it (--overwrite; dataset.check_writable
+# replaces only a zarr store) or give another path.
+_FIX = {
+    "resume": ("it cannot be resumed: choose another path or overwrite it explicitly "
+               "(--overwrite)", "choose another path (-o); --overwrite replaces only a zarr store"),
+    "read": ("it cannot be read: compute it again into another path (or over it with "
+             "--overwrite)", "give the path of a result store (--from)"),
+}
+READ_BLOCK_BYTES = 64 << 20   # the deep check decodes arrays this much at a time
+
+
+def shown_path(path, width: int = 80) -> str:
+    """`path` for a message: shortened in the middle when longer than `width`."""
+    s = str(path)
+    return s if len(s) <= width else f"{s[:width // 2]}...{s[-width // 2:]}"
+
+
+def _short(exc: BaseException, width: int = 80) -> str:
+    """`exc` in a few words: type and message, on one line."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 at byte {exc.start}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    msg = " ".join(str(exc).split())
+    msg = msg if len(msg) <= width else msg[:width] + "..."
+    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+
+
+def _json_file(path: Path):
+    """The JSON document of a metadata file (ValueError/OSError when it is not one)."""
+    return json.loads(path.read_bytes())
+
+
+def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | None = None,
+                deep: bool = True) -> None:
+    """StoreError, in one line naming the array, attribute or path and what to do, unless the
+    existing store at `path` is a whole extoll-vec result store; reads only, changes nothing.
+
+    for_what: "resume" (`extoll-vec sweep SPEC -o EXISTING`, with or without --dry-run: a sweep
+    store is needed, and with `sweep` it must hold exactly that sweep's points) or "read"
+    (`tables --from`: a sweep store or a `run -o` store). Checked, in order: the path is a
+    directory with a zarr format 3 group's zarr.json; its attributes (schema_version of this
+    version, configs a JSON list of configs, the sweep attributes of a sweep store); every
+    variable of dataset.SCHEMA, the config coordinates, the sweep axes' coordinates and
+    ``completed`` (sweep stores) present, in the store's metadata and on disk, with their
+    dimensions, data types and shapes (one size per dimension; ``point``: one per config); with
+    deep=True, every chunk of every array decodes. A store without consolidated metadata is
+    read through its arrays' own metadata (valid); a symbolic link is followed."""
+    from ..config import ADDED_FIELDS, from_dict
+    from ..dataset import CONFIG_COORDS, SCHEMA, version_problem
+    damaged, foreign = _FIX[for_what]
+    p = Path(path)
+
+    def bad(what: str, replaceable: bool = True) -> StoreError:
+        return StoreError(path, f"{what}; {damaged if replaceable else foreign}")
+
+    try:
+        exists, is_dir = p.exists(), p.is_dir()
+        if not exists:
+            if p.is_symlink():
+                raise bad("is a symbolic link to nothing (broken or a loop)", False)
+            raise StoreError(path, "no such result store")
+        if not is_dir:
+            raise bad("exists and is not a zarr store (a file, not a directory)", False)
+        root = p / "zarr.json"
+        if not root.is_file():
+            if (p / ".zgroup").is_file():
+                raise bad("a zarr format 2 store; extoll-vec results are zarr format 3")
+            entries = list(p.iterdir())
+            if not entries:
+                raise bad("an empty directory, not a zarr store", False)
+            if any((e / "zarr.json").is_file() for e in entries):
+                raise bad("damaged store: its root metadata zarr.json is missing", False)
+            raise bad("not a zarr store (no zarr.json)", False)
+        try:
+            meta = _json_file(root)
+        except (ValueError, RecursionError) as exc:
+            raise bad(f"damaged store: zarr.json is not JSON ({_short(exc)})") from None
+    except OSError as exc:
+        raise StoreError(shown_path(path), f"cannot be read: {exc.strerror or exc}") from None
+    if (not isinstance(meta, dict) or meta.get("zarr_format") != 3
+            or meta.get("node_type") != "group"):
+        raise bad("damaged store: zarr.json is not the metadata of a zarr format 3 group")
+    attrs = meta.get("attributes", {})
+    if not isinstance(attrs, dict):
+        raise bad("damaged store: zarr.json: attributes is not a mapping")
+    if "schema_version" not in attrs:
+        raise bad("not an extoll-vec result store (no schema_version attribute: a zarr store "
+                  "of another program)")
+    version = version_problem(attrs)
+    if version is not None:
+        raise bad(version)
+
+    def json_attr(name: str, kind: type):
+        text = attrs.get(name)
+        if not isinstance(text, str):
+            raise bad(f"damaged store: attribute {name} is "
+                      f"{'missing' if text is None else 'not a JSON string'}")
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise bad(f"damaged store: attribute {name} is not JSON ({_short(exc)})") from None
+        if not isinstance(value, kind):
+            raise bad(f"damaged store: attribute {name} is not a JSON {kind.__name__}")
+        return value
+
+    configs = json_attr("configs", list)
+    if not configs or not all(isinstance(c, dict) for c in configs):
+        raise bad("damaged store: attribute configs is not a list of configurations")
+    n = len(configs)
+
+    # ---- arrays: which there are -----------------------------------------------------------
+    consolidated = meta.get("consolidated_metadata")
+    listed = None
+    if consolidated is not None:
+        listed = consolidated.get("metadata") if isinstance(consolidated, dict) else None
+        if not isinstance(listed, dict):
+            raise bad("damaged store: zarr.json: consolidated_metadata is not valid")
+    try:
+        on_disk = {e.name for e in p.iterdir() if (e / "zarr.json").is_file()}
+    except OSError as exc:
+        raise StoreError(shown_path(path), f"cannot be read: {exc.strerror or exc}") from None
+    names = set(listed) if listed is not None else on_disk
+
+    # ---- a sweep store's attributes ----------------------------------------------------------
+    is_sweep = "sweep_fingerprint" in attrs or MASK in names or MASK in on_disk
+    if for_what == "resume" and "sweep_fingerprint" not in attrs:
+        raise StoreError(path, "exists and is not a sweep store (no sweep_fingerprint); choose "
+                               "another path or overwrite it explicitly (--overwrite)")
+    axes = []
+    if is_sweep:
+        for name in SWEEP_ATTRS:
+            if name in attrs and not isinstance(attrs[name], str):
+                raise bad(f"damaged store: attribute {name} is not a string")
+        if "sweep_fingerprint" not in attrs:
+            raise bad("damaged store: attribute sweep_fingerprint is missing")
+        axes = json_attr("sweep_axes", list)
+        for a in axes:
+            if not (isinstance(a, dict) and isinstance(a.get("coord"), str)
+                    and isinstance(a.get("labels"), list)):
+                raise bad("damaged store: attribute sweep_axes is not a list of axes")
+        if int(np.prod([len(a["labels"]) for a in axes])) != n:
+            raise bad(f"damaged store: attribute sweep_axes describes "
+                      f"{int(np.prod([len(a['labels']) for a in axes]))} points, attribute "
+                      f"configs {n}")
+    if sweep is not None and attrs["sweep_fingerprint"] != sweep.fingerprint:
+        raise StoreError(path, f"holds a different sweep ({attrs.get('sweep_name')!r}, {n} "
+                               f"points) than {sweep.path or sweep.name} ({sweep.name!r}, "
+                               f"{sweep.n_points} points); choose another path or overwrite it "
+                               "explicitly (--overwrite)")
+    if deep:
+        for i, c in enumerate(configs):
+            try:
+                from_dict(c)
+            except Exception as exc:  # noqa: BLE001 - any failure is a damaged attribute
+                raise bad(f"damaged store: attribute configs: point {i}: {_short(exc, 60)}") \
+                    from None
+
+    # ---- arrays: present, consistent metadata, shapes ----------------------------------------
+    required = list(SCHEMA) + ([MASK] if is_sweep else []) + ["kind"]
+    required += [c for c, section, fld, _ in CONFIG_COORDS
+                 if f"{section}.{fld}" not in ADDED_FIELDS]
+    required += [a["coord"] for a in axes]
+    for name in required:
+        if name not in names:
+            where = (" from the store's metadata (zarr.json)" if name in on_disk else
+                     f" (no {name}/zarr.json)")
+            raise bad(f"damaged store: array {name} is missing{where}")
+    expected = {MASK: (("point",), "bool")}
+    expected.update({k: (v.dims, v.dtype.name) for k, v in SCHEMA.items()})
+    order = list(dict.fromkeys(required + sorted(names)))
+    shapes = {}
+    for name in order:
+        own_path = p / name / "zarr.json"
+        if not own_path.is_file():
+            raise bad(f"damaged store: array {name} is missing (no {name}/zarr.json)")
+        try:
+            own = _json_file(own_path)
+        except (ValueError, RecursionError, OSError) as exc:
+            raise bad(f"damaged store: {name}/zarr.json is not JSON ({_short(exc)})") \
+                from None
+        arr = listed[name] if listed is not None else own
+        if not (isinstance(own, dict) and isinstance(arr, dict)):
+            raise bad(f"damaged store: array {name}: its metadata is not a mapping")
+        if listed is not None:
+            for key in ("node_type", "shape", "data_type", "dimension_names"):
+                if own.get(key) != arr.get(key):
+                    raise bad(f"damaged store: array {name}: its {key} differs between "
+                              f"zarr.json ({arr.get(key)}) and {name}/zarr.json "
+                              f"({own.get(key)})")
+        shape, dims = arr.get("shape"), arr.get("dimension_names")
+        if (arr.get("node_type") != "array" or not isinstance(shape, list)
+                or not all(isinstance(s, int) and s >= 0 for s in shape)
+                or not isinstance(dims, list) or len(dims) != len(shape)
+                or not all(d is None or isinstance(d, str) for d in dims)):
+            raise bad(f"damaged store: array {name}: its metadata has no valid shape and "
+                      "dimension names")
+        if name in expected:
+            want_dims, want_type = expected[name]
+            if tuple(dims) != want_dims:
+                raise bad(f"damaged store: array {name} has dimensions {tuple(dims)}, "
+                          f"expected {want_dims}")
+            if arr.get("data_type") != want_type:
+                raise bad(f"damaged store: array {name} has data type {arr.get('data_type')}, "
+                          f"expected {want_type}")
+        shapes[name] = list(zip(dims, shape))
+    # one size per dimension: `point` one per config, any other the size most arrays give it
+    votes: dict[str, Counter] = {}
+    for pairs in shapes.values():
+        for d, s in pairs:
+            votes.setdefault(d, Counter())[s] += 1
+    sizes = {d: c.most_common(1)[0][0] for d, c in votes.items()}
+    sizes["point"] = n
+    for name, pairs in shapes.items():
+        for d, s in pairs:
+            if s != sizes[d]:
+                has = (f"{n} points (attribute configs)" if d == "point" else
+                       f"{sizes[d]} in its other arrays")
+                raise bad(f"damaged store: array {name} has shape "
+                          f"{tuple(s for _, s in pairs)}: {s} along {d}, where the store has "
+                          f"{has}")
+    if deep:
+        _check_chunks(p, order, bad)
+
+
+def _check_chunks(p: Path, names: Sequence[str], bad) -> None:
+    """Decode every chunk of the arrays `names` (a block of points at a time); StoreError
+    naming the first chunk that does not decode."""
+    import itertools
+    import zarr
+    try:
+        group = zarr.open_group(str(p), mode="r", zarr_format=3)
+    except Exception as exc:  # noqa: BLE001 - zarr raises many types for a damaged store
+        raise bad(f"damaged store: unreadable zarr group ({_short(exc, 60)})") from None
+    for name in names:
+        try:
+            arr = group[name]
+        except Exception as exc:  # noqa: BLE001
+            raise bad(f"damaged store: array {name} is unreadable ({_short(exc, 60)})") from None
+        if arr.ndim == 0 or arr.size == 0:
+            blocks = [None]
+        else:
+            per_point = max(arr.size // arr.shape[0] * max(arr.dtype.itemsize, 1), 1)
+            step = max(READ_BLOCK_BYTES // per_point // arr.chunks[0], 1) * arr.chunks[0]
+            blocks = [slice(a, a + step) for a in range(0, arr.shape[0], step)]
+        for block in blocks:
+            try:
+                arr[...] if block is None else arr[block]
+                continue
+            except Exception as exc:  # noqa: BLE001 - codecs raise many types for garbage
+                first = exc
+            # which chunk: try them one by one
+            start = 0 if block is None else block.start
+            stop = arr.shape[0] if arr.ndim else 0
+            stop = stop if block is None else min(block.stop, stop)
+            grid = [range(-(-s // c)) for s, c in zip(arr.shape, arr.chunks)]
+            if grid:
+                grid[0] = range(start // arr.chunks[0], -(-stop // arr.chunks[0]))
+            for idx in itertools.product(*grid):
+                try:
+                    arr[tuple(slice(i * c, (i + 1) * c) for i, c in zip(idx, arr.chunks))]
+                except Exception as exc:  # noqa: BLE001
+                    key = "/".join(["c", *map(str, idx)])
+                    raise bad(f"damaged store: array {name}: chunk {name}/{key} cannot be "
+                              f"decoded ({_short(exc, 60)})") from None
+            raise bad(f"damaged store: array {name} cannot be read ({_short(first, 60)})")
 
 
 # ---- writing -------------------------------------------------------------------------------------
@@ -223,6 +496,7 @@ def open_sweep(path: str | os.PathLike, completed_only: bool = False, chunks: An
     completed_only=True drops the points a sweep has not finished yet. Raises StoreError for a
     missing, unreadable or foreign store."""
     from ..dataset import open_result
+    check_store(path, "read", deep=False)
     ds = open_result(path, chunks=chunks)
     if completed_only and MASK in ds:
         ds = ds.isel(point=np.flatnonzero(ds[MASK].values))
