@@ -478,6 +478,7 @@ def test_the_valid_fuzz_spec_is_valid(tmp_path, capsys):
     assert "4 points on a 2 x 2 grid" in capsys.readouterr().out
 
 
+@pytest.mark.slow     # 1,000 generated specs; the explicit cases above stay in the inner loop
 def test_generated_bad_specs_are_refused_in_one_line(tmp_path, capsys):
     """Specs from the grammar with one entry made invalid (an unknown top key, a wrong type for
     every key, bad ranges, zips, repeats, derived expressions, too many points), in the file or

@@ -341,6 +341,7 @@ def test_every_target_with_needs_is_checked_here():
     assert sorted(t.name for t in _store_targets()) == sorted(MISSING)
 
 
+@pytest.mark.slow     # every target on two stores
 @pytest.mark.parametrize("which", ["refs", "static"])
 def test_targets_refuse_a_store_without_their_points(stores, tmp_path, capsys, which):
     out = tmp_path / "out"
