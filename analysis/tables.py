@@ -63,7 +63,7 @@ def _run(args: argparse.Namespace) -> int:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(table.to_csv())
         except OSError as exc:
-            from ..sweep.store import shown_path
+            from ..inputs import shown_path
             raise ConfigError("-o", f"cannot write {shown_path(out)}: {exc.strerror or exc}") \
                 from None
         print(f"wrote {out}")
@@ -79,7 +79,7 @@ def check_output(path, option: str, directory: bool) -> None:
         return
     from ..errors import ConfigError
     from ..inputs import path_length_problem
-    from ..sweep.store import shown_path
+    from ..inputs import shown_path
     p = Path(path)
     shown = shown_path(p)
     too_long = path_length_problem(p)

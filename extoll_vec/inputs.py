@@ -65,8 +65,9 @@ def path_length_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
-def shown_path(path: str, width: int = 120) -> str:
+def shown_path(path: str | os.PathLike, width: int = 120) -> str:
     """A path for a message: whole, or its start and end when it is absurdly long."""
+    path = str(path)
     if len(path) <= width:
         return path
     return f"{path[:width // 2 - 2]}...{path[-(width // 2 - 2):]} ({len(path)} characters)"

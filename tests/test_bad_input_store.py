@@ -276,7 +276,7 @@ def test_unusable_paths(stores, tmp_path, capsys):
     refused(capsys, ["tables", "summary", "--from", str(loop)], tmp_path,
             "loop.zarr: is a symbolic link to nothing (broken or a loop)")
     refused(capsys, ["tables", "summary", "--from", str(tmp_path / ("a" * 5000))], tmp_path,
-            "...", "aaaa: cannot be read: File name too long")
+            "...", "aaaa (", " characters): cannot be read: File name too long")
     sw = build_sweep(SPEC)
     assert resume_mask(tmp_path / "new.zarr", sw) is None
     assert resume_mask(stores["full"], sw).tolist() == [True, True]

@@ -32,6 +32,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import StoreError
+from ..inputs import shown_path
 from .spec import Sweep
 
 MASK = "completed"
@@ -167,12 +168,6 @@ _FIX = {
              "--overwrite)", "give the path of a result store (--from)"),
 }
 READ_BLOCK_BYTES = 64 << 20   # the deep check decodes arrays this much at a time
-
-
-def shown_path(path, width: int = 80) -> str:
-    """`path` for a message: shortened in the middle when longer than `width`."""
-    s = str(path)
-    return s if len(s) <= width else f"{s[:width // 2]}...{s[-width // 2:]}"
 
 
 def _short(exc: BaseException, width: int = 80) -> str:
