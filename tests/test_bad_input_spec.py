@@ -148,7 +148,15 @@ EXAMPLES = {
                "--max-points", "1000"], "repeat.seeds: 1,001 seeds x 1 grid point(s)", "set"),
     "--set an integer of 5000 digits": (
         TINY, ["--set", f"repeat.count={BIG_INT}"],
-        "repeat.count: not valid YAML (Exceeds the limit (4300 digits)", "set"),
+        "repeat.count: not valid YAML (an integer too long to read (over 4300 digits))", "set"),
+    "--set a value nested 20,000 deep": (
+        TINY, ["--set", "axes.seed=" + "[" * 20_000], "axes.seed: nested more than 64 levels deep",
+        "set"),
+    "--set an alias bomb": (
+        TINY, ["--set", "description=[&a [x,x,x,x,x,x,x,x,x,x], &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a],"
+               " &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b], &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c],"
+               " &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d], [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]]"],
+        "description: more than", "set"),
     "--max-points 0": (TINY, ["--max-points", "0"], "--max-points: got 0; allowed: an integer >= 1",
                        "option"),
     "--batch-memory negative": (TINY, ["--batch-memory=-5GiB"], "--batch-memory: got '-5GiB'",

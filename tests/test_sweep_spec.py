@@ -259,6 +259,8 @@ def test_repository_cluster_yaml_is_valid():
                                                          "unknown key"),
     ("cluster:\n  kidn: local\n", ":2:3: cluster.kidn: unknown key"),
     ("clusters: {}\n", "expected a single top-level mapping"),
+    ("cluster: " + "[" * 20_000 + "\n", "cluster: nested more than 64 levels deep"),
+    ("cluster:\n  kind: local\n  kind: slurm\n", ":3:3: cluster.kind: duplicate key"),
 ])
 def test_malformed_cluster_files(tmp_path, capsys, text, needle):
     f = write(tmp_path, text, "cluster.yaml")

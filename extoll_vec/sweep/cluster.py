@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import ConfigError, SpecError
-from . import yamlpos
 
 KINDS = ("local", "address", "ssh", "slurm", "pbs")
 SECTIONS = KINDS + ("scale",)
@@ -92,12 +91,8 @@ def load_cluster_spec(path: str | None = None, workers: int | None = None) -> Cl
 
 
 def _read(path: str) -> ClusterSpec:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise SpecError(path, "cluster", f"cannot read: {exc.strerror or exc}") from None
-    data, pos = yamlpos.load(text, path)
+    from ..inputs import read_yaml_document
+    data, pos = read_yaml_document(path, "cluster")   # unreadable or bad YAML: one SpecError
 
     def err(keypath: tuple, msg: str) -> SpecError:
         line, col = pos.get(keypath) or pos.get(keypath[:1]) or (None, None)

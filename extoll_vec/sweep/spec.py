@@ -61,7 +61,7 @@ from typing import Any, Sequence
 
 from ..config import SECTIONS, RunConfig, TopologyConfig, from_dict
 from ..errors import ConfigError, SpecError
-from . import yamlpos
+from ..inputs import parse_yaml_document
 from .expr import ExprError, brief, evaluate, names_in
 
 TOP_KEYS = ("name", "description", "base", "axes", "repeat", "derived")
@@ -238,13 +238,10 @@ def apply_sets(data: Any, sets: Sequence[str], path: str | None = None,
             raise SpecError(set_source(arg), "--set", "expected KEY=VALUE, e.g. repeat.count=3 "
                             "or 'axes.protocol.name=[static, dynamic]'")
         kp = _set_keypath(key, arg)
-        try:
-            value, _ = yamlpos.load(text)
+        try:   # the guards of every user document: depth, size, over-long numbers
+            value, _ = parse_yaml_document(text, None, key)
         except SpecError as exc:
             raise SpecError(set_source(arg), key, exc.message) from None
-        except (ValueError, RecursionError) as exc:   # e.g. an integer of over 4300 digits
-            raise SpecError(set_source(arg), key, "not valid YAML (" + " ".join(
-                str(exc).split())[:120] + ")") from None
         parent = data
         for n, k in enumerate(kp[:-1], 1):
             node = parent.get(k)
@@ -371,7 +368,7 @@ def load_sweep(path: str | os.PathLike, sets: Sequence[str] = (),
     it ran, loadable on its own (the file's comments are dropped: they describe the file's
     sweep, not this one). Without overrides it is the file's text, comments and all."""
     path = os.fspath(path)
-    from ..inputs import parse_yaml_document, read_document_text   # one reader for every file
+    from ..inputs import read_document_text   # one reader for every file
     text = read_document_text(path, "spec")
     data, positions = parse_yaml_document(text, path, "spec")
     default_name = os.path.splitext(os.path.basename(path))[0]
