@@ -153,7 +153,9 @@ P_DYN_REGION = 37     # dynamic: dynamic region (the available slots counter sta
 P_PIGGY = 38          # 1: credits are piggybacked on the last VELO packet when it has room
 P_PROGRESS = 39       # packets the MPI progress engine retrieves at most per MPI call
 P_NIC_GAP = 40       # NIC packet rate: cycles from one injected packet's head to the next's, at least
-N_PAR = 41
+# Slots 41..59 are reserved in blocks for the seams of issue 22 (each block documents its own):
+# 41..47 protocol registry and hooks, 48..55 routing and link classes, 56..59 router model.
+N_PAR = 60
 
 # A credit operation (a counter update and compare) costs a few ns of a 2.1 GHz Opteron, well
 # under one 27 ns network cycle; rounding it up to a whole cycle would charge it tenfold. So
