@@ -291,6 +291,12 @@ class NetworkConfig(_Section):
     nic_packet_ns: float = _num(0.0, 0.0, NS_MAX, "nanoseconds", "time",
                                 note="0: link rate only")
     rma_packet_bytes: int = _int(256, 1, BYTES_MAX, "bytes")   # payload of one RMA data packet
+    # router model (issue 22, seed 001's Booksim setup; docs/model.md): "voq" virtual output
+    # queues, "iq" input-queued (one FIFO per input VC: head-of-line blocking)
+    router: str = _choice("voq", ("voq", "iq"))
+    # crossbar speedup: a packet of L flits occupies its crossbar input ceil(L / speedup) cycles
+    # (the output link still sends one flit per cycle); 2.4 in seed 001
+    speedup: float = _num(1.0, 1.0, 16.0, "times the link rate", "speedup")
 
     def check(self, pre: str = "network") -> None:
         mx = self.max_packet_flits
@@ -474,7 +480,7 @@ class LimitsConfig(_Section):
 # model from before it existed. At that default a sweep's identity leaves the field out (so a
 # store written before it existed can still be resumed: RunConfig.identity_dict) and a store
 # without its coordinate reads as holding the default (dataset.open_result).
-ADDED_FIELDS = ("network.nic_packet_ns",)
+ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup")
 
 SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,
             "mpi": MpiConfig, "protocol": ProtocolConfig, "workload": WorkloadConfig,

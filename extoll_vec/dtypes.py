@@ -155,7 +155,15 @@ P_PROGRESS = 39       # packets the MPI progress engine retrieves at most per MP
 P_NIC_GAP = 40       # NIC packet rate: cycles from one injected packet's head to the next's, at least
 # Slots 41..59 are reserved in blocks for the seams of issue 22 (each block documents its own):
 # 41..47 protocol registry and hooks, 48..55 routing and link classes, 56..59 router model.
+# -- 56..59 router model (kernels/network.py VOQ, kernels/router_iq.py input-queued) --
+P_ROUTER = 56         # ROUTER_VOQ or ROUTER_IQ
+P_SPEEDUP = 57        # crossbar speedup, fixed point: round(speedup * 2**SPEEDUP_FRAC_BITS)
 N_PAR = 60
+ROUTER_VOQ = 0        # network.router "voq": virtual output queues (kernels/network.py)
+ROUTER_IQ = 1         # network.router "iq": one FIFO per input VC (kernels/router_iq.py)
+ROUTER_KINDS = ("voq", "iq")
+SPEEDUP_FRAC_BITS = 16
+SPEEDUP_ONE = 1 << SPEEDUP_FRAC_BITS
 
 # A credit operation (a counter update and compare) costs a few ns of a 2.1 GHz Opteron, well
 # under one 27 ns network cycle; rounding it up to a whole cycle would charge it tenfold. So

@@ -38,6 +38,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros   # LLVM cttz: the lowes
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT, EV_NIC_RX,
                                MAX_VCS, P_BUF_FLITS, P_LINK_LAT, P_ROUTER_DELAY, VC_SHIFT)
 from extoll_vec.kernels.jit import inner
+from extoll_vec.kernels.router_iq import xbar_free
 from extoll_vec.kernels.wheel import schedule
 
 
@@ -164,14 +165,17 @@ def arbitrate(S, T, par, b, r, po, now):
     S.cr[b, r, po, vo] -= L
     lat = par[b, P_LINK_LAT]
     t_free = now + L
-    S.ip_busy[b, r, pi] = t_free
+    # the crossbar reads the packet at network.speedup (kernels/router_iq.py xbar_free; with
+    # speedup 1 the input is free at t_free, as before)
+    t_in = xbar_free(par, b, S.pk_ready[b, h], L, now)
+    S.ip_busy[b, r, pi] = t_in
     S.op_busy[b, r, po] = t_free
     S.op_util[b, r, po] += L
     S.hops[b] += 1
     if S.outq[b, r, po] > 0:
         request_arb(S, b, r, po, t_free)
-    # the tail leaves the input buffer at now + L - 1; its credits travel back one link
-    t_cr = now + L - 1 + lat
+    # the tail leaves the input buffer at t_in - 1; its credits travel back one link
+    t_cr = t_in - 1 + lat
     up_node = T.terminal_node[r, pi]
     if up_node >= 0:
         schedule(S, b, t_cr, EV_NIC_CREDIT, up_node, 0, L)

@@ -20,13 +20,14 @@ from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_INVARIANT, ERR_MAILBOX_O
                                EV_NIC_TX, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_MEASURE, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, P_WARMUP, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
-                               PK_RNDV, PK_SYNTH, EV_EJ_CREDIT)
+                               PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, P_ROUTER, ROUTER_VOQ)
 from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
                                       request_tx, wake_rank)
 from extoll_vec.kernels.fc_fields import F_SEQ_RX
 from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.network import request_arb, router_accept
+from extoll_vec.kernels.router_iq import iq_accept
 from extoll_vec.kernels.wheel import schedule
 
 # synthetic statistics, int64 [B, 8]
@@ -83,7 +84,10 @@ def nic_tx(S, T, par, b, n, now):
     S.nic_busy[b, n] = busy
     if S.nq_cnt[b, n] > 0 or S.rq_cnt[b, n] > 0:
         request_tx(S, b, n, busy)
-    router_accept(S, T, par, b, T.node_router[n], T.node_port[n], 0, h, now)
+    if par[b, P_ROUTER] != ROUTER_VOQ:
+        iq_accept(S, T, par, b, T.node_router[n], T.node_port[n], 0, h, now)
+    else:
+        router_accept(S, T, par, b, T.node_router[n], T.node_port[n], 0, h, now)
 
 
 @inner

@@ -13,12 +13,14 @@ from numba.extending import intrinsic
 from extoll_vec.dtypes import (ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS, EV_ARB,
                                EV_CREDIT, EV_EJ_CREDIT, EV_GEN, EV_NIC_CREDIT,
                                EV_NIC_DRAIN, EV_NIC_RX, EV_NIC_TX, EV_RANK, P_DRAIN, P_MAX_CYCLES,
-                               P_MEASURE, P_NO_PROGRESS, P_SYNTH, P_WARMUP, PROF_RANK_IDLE,
-                               PROF_RANK_OTHER, PROF_RANK_RETRIEVE, PROF_RANK_WRITE)
+                               P_MEASURE, P_NO_PROGRESS, P_ROUTER, P_SYNTH, P_WARMUP,
+                               PROF_RANK_IDLE, PROF_RANK_OTHER, PROF_RANK_RETRIEVE,
+                               PROF_RANK_WRITE, ROUTER_VOQ)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.host import rank_step
 from extoll_vec.kernels.jit import entry, inner
 from extoll_vec.kernels.network import arbitrate, credit_arrived
+from extoll_vec.kernels.router_iq import iq_event
 from extoll_vec.kernels.nic import next_gap, nic_drain, nic_rx, nic_tx, on_ej_credit, on_gen
 from extoll_vec.kernels.wheel import next_time, pending, pop_at, pull_far, release, schedule
 
@@ -51,13 +53,16 @@ def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
     # event runs, a later request for the same cycle (a credit arriving after the failed
     # arbitration) must schedule a new one, or the output would sleep forever
     if k == EV_ARB or k == EV_CREDIT:
-        if k == EV_ARB:
-            po = bb
-            if S.op_arbt[b, a, po] == now:
-                S.op_arbt[b, a, po] = -1
+        if par[b, P_ROUTER] != ROUTER_VOQ:
+            iq_event(S, T, par, b, k, a, bb, c, now)   # input-queued router (router_iq.py)
         else:
-            po = credit_arrived(S, b, a, bb, c)
-        arbitrate(S, T, par, b, a, po, now)
+            if k == EV_ARB:
+                po = bb
+                if S.op_arbt[b, a, po] == now:
+                    S.op_arbt[b, a, po] = -1
+            else:
+                po = credit_arrived(S, b, a, bb, c)
+            arbitrate(S, T, par, b, a, po, now)
     elif k == EV_NIC_TX or k == EV_NIC_CREDIT:
         if k == EV_NIC_TX:
             if S.nic_txt[b, a] == now:

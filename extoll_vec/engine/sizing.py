@@ -49,13 +49,39 @@ def mailbox_capacity(cfg: RunConfig, fig: ProgramFigures) -> int:
     return cfg.protocol.mailbox_slots
 
 
+def least_packet_flits(cfg: RunConfig) -> int:
+    """Flits of the smallest packet cfg's run can create (the kernels' pk_new calls, sized by
+    NetworkConfig.flits = kernels/common.flits_of). Synthetic runs: workload.packet_flits,
+    their only packet. MPI runs: an eager VELO packet carries min(velo_payload, header +
+    bytes - i * velo_payload) bytes, at least 1 (its last packet) or 0 when the header and the
+    message are empty; an RMA data packet at least 1 byte (its last); control packets (8
+    bytes), GETs (16) and rendezvous requests (header + 16) are not smaller."""
+    if cfg.workload.synthetic:
+        return cfg.workload.packet_flits
+    return cfg.network.flits(0 if cfg.mpi.header_bytes == 0 else 1)
+
+
+def pool_packets(configs: Sequence[RunConfig], R: int, P: int, V: int, N: int, FQ: int) -> int:
+    """Packets that can be alive at once, at most (the packet pool NPK). A packet lives in a
+    NIC injection FIFO (FQ per node), in a router input VC buffer (from the moment its head
+    leaves upstream: its space is reserved by credits), or between a router's ejection port
+    and the end of its NIC's drain (holding ejection credits); nowhere else (kernels/nic.py,
+    network.py, router_iq.py move a packet from one to the next within one event; the mailbox
+    keeps a copy, not the packet). A buffer of F flits holds at most F // (least packet
+    flits) packets, since every packet occupies at least that many of its flits; so the pool
+    never runs out (ERR_POOL), whatever the traffic (tests/test_router_iq.py runs the least
+    packets at saturation). 1024 spare."""
+    vc = max(c.network.buffer_flits // least_packet_flits(c) for c in configs)
+    ej = max(c.network.nic_ejection_flits // least_packet_flits(c) for c in configs)
+    return R * P * V * vc + N * (FQ + ej) + 1024
+
+
 def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigures]) -> dict:
     """The size of every dimension of state.FIELDS for a batch (also the planner's estimate)."""
     c0 = configs[0]
     net = [c.network for c in configs]
     NR = c0.n_ranks
     maxL = max(max(n.max_packet_flits for n in net), max(c.workload.packet_flits for c in configs))
-    buf = max(n.buffer_flits for n in net)
     R, P, V, N = topo.n_routers, topo.n_ports, c0.network.vcs, topo.n_nodes
     synth = c0.workload.synthetic
     FQ = max(c.workload.source_queue if synth else c.network.nic_fifo_packets for c in configs)
@@ -63,7 +89,7 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
     rpn = max(c.mpi.ranks_per_node for c in configs)
     SQ = max(f.max_isends for f in figs) + 2 if NR else 1
     RD = max(f.max_irecvs for f in figs) + 2 if NR else 1
-    NPK = R * P * V * buf + N * (FQ + EQ) + 1024
+    NPK = pool_packets(configs, R, P, V, N, FQ)
     sizes = dict(B=len(configs), R=R, P=P, V=V, MW=-(-P * D.MAX_VCS // 64), N=N, FQ=FQ,
                  NW=max(rpn, 1), EQ=EQ, RQ=max(rpn, 1) * SQ, NR=NR,
                  MC=max(mailbox_capacity(c, f) for c, f in zip(configs, figs)), SQ=SQ, RD=RD,
@@ -73,6 +99,13 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
                  KR=RANK_FIELDS, NSNAP=max(f.snapshots for f in figs), NPK=NPK)
     lat = max(n.link_latency + n.router_delay for n in net) + maxL
     sizes["W"] = 1 << max(7, int(math.ceil(math.log2(4 * lat))))
+    # Events pending at once: link-credit events (EV_CREDIT, EV_NIC_CREDIT, EV_EJ_CREDIT) and
+    # packets on their way to a NIC (EV_NIC_RX) each hold the flits of one packet of a buffer's
+    # capacity not yet returned, so together with the packets in buffers they stay within
+    # pool_packets' router and ejection terms; arbitration requests (EV_ARB) are one per packet
+    # that reached an empty queue, pending until it can move, plus one re-request per output
+    # or router; the rest are per port, rank and node. 3 * NPK covers them with room (the
+    # saturation test records the peak use).
     sizes["E"] = 3 * NPK + 3 * R * P + 2 * NR + 4 * N + 1024
     return sizes
 
