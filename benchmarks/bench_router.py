@@ -107,7 +107,20 @@ def dragonfly_one(args):
                       "accepted": float(res["accepted_flits_per_node_cycle"][0]),
                       "estimate": sum(parts.values()), "top": top,
                       "NPK": sizes["NPK"], "E": sizes["E"],
-                      "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+                      "maxrss": peak_rss()}))
+
+
+def peak_rss() -> int:
+    """Peak resident set of this process, bytes: VmHWM (getrusage's ru_maxrss survives
+    execve, so a subprocess would report its parent's peak if that was higher)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def dragonfly(args):
