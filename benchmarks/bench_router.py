@@ -141,11 +141,13 @@ def dragonfly(args):
         top = ", ".join(f"{k} {v / 2**20:.0f} MiB" for k, v in d["top"])
         print(f"{name:<18} setup {d['setup']:6.1f} s  run {d['run']:7.1f} s (CPU {d['cpu']:.1f} s)"
               f"  {d['cycles']:>6} cycles  {cps:8.0f} cycles/s ({cpu_cps:.0f} per CPU second)  "
-              f"{d['events'] / d['cpu']:9.3g} events/CPU s  accepted {d['accepted']:.3f}  estimate {d['estimate'] / 2**30:.2f} GiB "
+              f"{d['events'] / d['cpu']:9.3g} events/CPU s  accepted {d['accepted']:.3f}  "
+              f"estimate {d['estimate'] / 2**30:.2f} GiB "
               f"(NPK {d['NPK']:,}, E {d['E']:,}; {top})  peak RSS {d['maxrss'] / 2**30:.2f} GiB",
               flush=True)
         rows.append(["dragonfly " + name, d["cycles"], round(d["setup"], 2), round(d["run"], 2),
-                     round(d["cpu"], 2), round(cps), round(cpu_cps), round(d["accepted"], 4), round(d["estimate"] / 2**30, 3),
+                     round(d["cpu"], 2), round(cps), round(cpu_cps), round(d["accepted"], 4),
+                     round(d["estimate"] / 2**30, 3),
                      round(d["maxrss"] / 2**30, 3)])
     return rows
 

@@ -38,10 +38,11 @@ credit-based link flow control, table routing, the same event kinds EV_ARB and E
 Array shapes: iq_head/iq_tail int32 [B, R, P, V] (FIFO per input VC, packets chained through
 pk_next), iq_hout/iq_hovc/iq_hlen int32 and iq_hrdy int64 [B, R, P, V] (the head's output,
 output VC, flits and ready cycle, copied when it becomes the head: the allocator scans them
-for every non-empty FIFO, and reading them from the packet pool cost a cache miss each), iq_mask int64 [B, R, MW] (bit pi * MAX_VCS + vi set while FIFO (pi, vi) is not
-empty), ip_rr int32 [B, R, P] (last VC granted at each input), ra_t int64 [B, R] (pending
-allocation cycle, for duplicate suppression), iq_req/iq_best int32 [B, P] (allocator scratch:
-this allocation's requests, each output's best request); op_rr [B, R, P] holds the last input
+for every non-empty FIFO, a few cache lines per router instead of one packet record each),
+iq_mask int64 [B, R, MW] (bit pi * MAX_VCS + vi set while FIFO (pi, vi) is not empty), ip_rr
+int32 [B, R, P] (last VC granted at each input), ra_t int64 [B, R] (pending allocation cycle,
+for duplicate suppression), iq_req/iq_best int32 [B, P] (allocator scratch: this
+allocation's requests, each output's best request); op_rr [B, R, P] holds the last input
 granted at each output. The buffer, credit and busy arrays are the VOQ router's.
 """
 from numba.cpython.unsafe.numbers import trailing_zeros   # LLVM cttz: the lowest set bit

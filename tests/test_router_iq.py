@@ -130,7 +130,7 @@ def test_speedup_one_is_the_voq_model_and_speedup_changes_it():
     assert float(fast.packet_latency_cycles_mean[0]) != lat
 
 
-# ---- determinism ----------------------------------------------------------------------------------
+# ---- determinism --------------------------------------------------------------------------------
 def _values(ds, i):
     return (float(ds.accepted_flits_per_node_cycle[i]), float(ds.packet_latency_cycles_mean[i]),
             float(ds.offered_flits_per_node_cycle[i]))
