@@ -10,6 +10,7 @@ from .. import dtypes as D
 from ..errors import SimulationError
 from ..protocols.audit import quiescent_problems
 from ..protocols.fc_layout import F_SEQ_RX, F_SEQ_TX
+from ..topology.deadlock import buffer_id, describe_cycle, find_cycle
 
 
 def describe_error(batch, b: int) -> str:
@@ -45,7 +46,33 @@ def describe_error(batch, b: int) -> str:
     blocked = np.nonzero(S.ej_blk[b])[0]
     if len(blocked):
         parts.append(f"NICs of nodes {blocked[:8].tolist()} hold packets for full mailboxes")
+    if flags & (D.ERR_NO_PROGRESS | D.ERR_DEADLOCK):
+        parts.append(blocked_cycle(batch, b))
     return f"point {b}: " + "; ".join(parts)
+
+
+def blocked_cycle(batch, b: int) -> str:
+    """The wait-for graph of the routers' input buffers: buffer (router, port, VC) -> the
+    downstream buffer its queue heads wait for (their output's credits for their VC are fewer
+    than the packet's flits). Names one cycle of it (a routing deadlock), or says there is
+    none."""
+    S, topo = batch.S, batch.topology
+    heads = S.voq_head[b]
+    r, pi, vi, po = np.nonzero(heads >= 0)
+    h = heads[r, pi, vi, po]
+    ovc = S.pk_ovc[b, h]
+    waits = (topo.neighbor[r, po] >= 0) & (S.cr[b, r, po, ovc] < S.pk_flits[b, h])
+    if not waits.any():
+        return "no router buffer waits for credits"
+    r, pi, vi, po, ovc = r[waits], pi[waits], vi[waits], po[waits], ovc[waits]
+    edges = np.stack([buffer_id(r, pi, vi),
+                      buffer_id(topo.neighbor[r, po], topo.neighbor_port[r, po], ovc)], 1)
+    cycle = find_cycle(np.unique(edges, axis=0))
+    if cycle is None:
+        return (f"{int(waits.sum())} queue heads wait for credits, in no cycle of router "
+                "buffers")
+    return ("routing deadlock: a cycle of full router input buffers, each head waiting for "
+            "the next: " + describe_cycle(cycle))
 
 
 def check_invariants(batch, b: int) -> None:
