@@ -53,26 +53,38 @@ def describe_error(batch, b: int) -> str:
 
 def blocked_cycle(batch, b: int) -> str:
     """The wait-for graph of the routers' input buffers: buffer (router, port, VC) -> the
-    downstream buffer its queue heads wait for (their output's credits for their VC are fewer
-    than the packet's flits). Names one cycle of it (a routing deadlock), or says there is
-    none."""
+    downstream buffer a queue head of it waits for (its output has fewer credits for its VC
+    than the packet has flits). A buffer is blocked if every queue head in it waits so; a set
+    of blocked buffers that wait only for each other can never move again (a deadlock). Names
+    a cycle of such a set, or says there is none."""
     S, topo = batch.S, batch.topology
     heads = S.voq_head[b]
     r, pi, vi, po = np.nonzero(heads >= 0)
+    if len(r) == 0:
+        return "no packet waits in a router buffer"
     h = heads[r, pi, vi, po]
     ovc = S.pk_ovc[b, h]
     waits = (topo.neighbor[r, po] >= 0) & (S.cr[b, r, po, ovc] < S.pk_flits[b, h])
-    if not waits.any():
-        return "no router buffer waits for credits"
-    r, pi, vi, po, ovc = r[waits], pi[waits], vi[waits], po[waits], ovc[waits]
-    edges = np.stack([buffer_id(r, pi, vi),
-                      buffer_id(topo.neighbor[r, po], topo.neighbor_port[r, po], ovc)], 1)
+    src = buffer_id(r, pi, vi)
+    dst = buffer_id(topo.neighbor[r, po], np.maximum(topo.neighbor_port[r, po], 0), ovc)
+    free = set(src[~waits].tolist())            # buffers with a head that can move
+    stuck = {}
+    for a, c in zip(src[waits].tolist(), dst[waits].tolist()):
+        if a not in free:
+            stuck.setdefault(a, []).append(c)
+    changed = True
+    while changed:          # keep only buffers whose every wait is on a stuck buffer
+        changed = False
+        for a in [a for a, cs in stuck.items() if any(c not in stuck for c in cs)]:
+            del stuck[a]
+            changed = True
+    if not stuck:
+        return (f"{int(waits.sum())} queue heads wait for credits, but no set of router buffers "
+                "waits only on itself (no routing deadlock)")
+    edges = np.array([(a, c) for a, cs in stuck.items() for c in cs], np.int64)
     cycle = find_cycle(np.unique(edges, axis=0))
-    if cycle is None:
-        return (f"{int(waits.sum())} queue heads wait for credits, in no cycle of router "
-                "buffers")
-    return ("routing deadlock: a cycle of full router input buffers, each head waiting for "
-            "the next: " + describe_cycle(cycle))
+    return (f"routing deadlock: {len(stuck)} router input buffers wait only on each other, "
+            "e.g. the cycle " + describe_cycle(cycle))
 
 
 def check_invariants(batch, b: int) -> None:
