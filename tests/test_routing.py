@@ -225,8 +225,11 @@ def test_throughput_valiant_below_minimal_on_uniform_adaptive_above_on_shift():
 @pytest.mark.slow
 @pytest.mark.parametrize("routing", ["table", "valiant", "ugal", "par"])
 def test_no_deadlock_in_20_random_permutations_at_full_load(routing):
-    cfgs = [synth(routing, kind="permutation", seed=s, network__buffer_flits=8,
-                  workload__measure_cycles=3000) for s in range(20)]
+    """Tight buffers (17 flits), and a watchdog far shorter than the run (10 us = 367
+    cycles without a delivery anywhere), so that a deadlock would stop the run."""
+    cfgs = [synth(routing, kind="permutation", seed=s, network__buffer_flits=17,
+                  workload__measure_cycles=5000, limits__no_progress_us=10.0)
+            for s in range(20)]
     for k in range(0, 20, 10):
         res = run_batch(cfgs[k:k + 10])      # raises SimulationError on any deadlock
         assert np.all(res["accepted_flits_per_node_cycle"] > 0.1)
