@@ -35,12 +35,15 @@ def measure(cfg):
     t0 = time.perf_counter()
     batch = Batch([cfg])
     t1 = time.perf_counter()
+    c1 = time.process_time()
     batch.run()
     t2 = time.perf_counter()
+    cpu = time.process_time() - c1      # the CPU this process got (the machine is shared)
     res = batch.results()
     cycles = int(batch.S.now[0])
     return (float(res["accepted_flits_per_node_cycle"][0]),
-            float(res["packet_latency_cycles_mean"][0]), t1 - t0, t2 - t1, cycles)
+            float(res["packet_latency_cycles_mean"][0]), t1 - t0, t2 - t1, cpu, cycles,
+            int(batch.S.events[0]))
 
 
 def main() -> None:
@@ -60,11 +63,12 @@ def main() -> None:
     table = {}
     for pattern in patterns:
         for routing in routings:
-            acc, lat, setup, wall, cycles = measure(config(args, routing, pattern))
+            acc, lat, setup, wall, cpu, cycles, events = measure(config(args, routing, pattern))
             table[pattern, routing] = acc
             print(f"{pattern:<12} {routing:<8} accepted {acc:6.3f} flits/node/cycle  latency "
-                  f"{lat:8.1f} cycles  setup {setup:6.1f} s  run {wall:7.1f} s  "
-                  f"{cycles / wall:8.0f} cycles/s", flush=True)
+                  f"{lat:8.1f} cycles  setup {setup:6.1f} s  run {wall:6.1f} s (CPU {cpu:6.1f} s)"
+                  f"  {cycles / wall:6.0f} cycles/s ({cycles / cpu:6.0f} per CPU s)  "
+                  f"{events / cpu:8.3g} events per CPU s", flush=True)
     print("\naccepted throughput, flits per node per cycle (offered "
           f"{args.load}), dragonfly p={args.p} a={args.a} h={args.h}")
     print(f"{'':<12}" + "".join(f"{r:>9}" for r in routings))
