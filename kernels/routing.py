@@ -45,7 +45,16 @@ import numpy as np
 from extoll_vec.dtypes import (P_ADAPT_BIAS, P_ADAPT_THRESH, P_BUF_FLITS, P_LAT_TERM, P_ROUTING,
                                P_SEED, PORT_GLOBAL, PORT_TERMINAL, RT_FLAT, RT_PAR, RT_TABLE,
                                RT_UGAL, RT_VALIANT, ADAPT_BIAS_BITS)
+from numba import njit
+
 from extoll_vec.kernels.jit import entry, inner
+
+# The adaptive routings are compiled as one function of their own, not inlined: router_accept
+# has two call sites (arbitrate, nic_tx), and inlining the adaptive code into both made the
+# event loop larger and table-routed runs slower. It takes the few arrays it reads, not the
+# State tuple (a call that passes the tuple copies it).
+outlined = njit(cache=True, _nrt=False, error_model="numpy", no_cpython_wrapper=True,
+                no_cfunc_wrapper=True)
 
 RS_IG = (1 << 20) - 1
 RS_GH1 = 1 << 20
@@ -65,11 +74,12 @@ def route_out(S, T, par, b, r, p, v, h, now):
     """(output port, output VC) of packet h entering input (p, v) of router r."""
     mode = par[b, P_ROUTING]
     if mode == 0:
-        out = T.route_port[r, S.pk_dnode[b, h]]
+        out = np.int64(T.route_port[r, S.pk_dnode[b, h]])
         if T.terminal_node[r, out] >= 0:
-            return out, 0    # the NIC has one ejection buffer
-        return out, int(T.vc_next[r, p, out, v])
-    return adaptive_out(S, T, par, b, r, p, h, mode)
+            return out, np.int64(0)    # the NIC has one ejection buffer
+        return out, np.int64(T.vc_next[r, p, out, v])
+    return adaptive_out(S.pk_dnode, S.pk_route, S.rt_ctr, S.cr, T.route_port, T.terminal_node,
+                        T.port_class, T.geo, par, b, r, p, h, mode)
 
 
 @inner
@@ -82,11 +92,11 @@ def _mix(x):
 
 
 @inner
-def _draw_group(S, par, b, node, G, g0, g1):
+def _draw_group(rt_ctr, par, b, node, G, g0, g1):
     """A group uniformly from 0..G-1 without g0 and g1 (g0 != g1), from the routing stream of
     node: (seed, node, counter) hashed with a salt that the traffic generator does not use."""
-    c = S.rt_ctr[b, node]
-    S.rt_ctr[b, node] = c + 1
+    c = rt_ctr[b, node]
+    rt_ctr[b, node] = c + 1
     key = _mix(np.uint64(par[b, P_SEED]) ^ np.uint64(0x52A0E7C1D3B9F046)
                ^ (np.uint64(node) * np.uint64(0xD1B54A32D192ED03)))
     x = np.int64(_mix(key ^ np.uint64(c)) % np.uint64(G - 2))
@@ -100,32 +110,33 @@ def _draw_group(S, par, b, node, G, g0, g1):
 
 
 @inner
-def _used(S, par, b, r, po):
+def _used(cr, par, b, r, po):
     """Flits in the downstream buffers of output po (all VCs), as r's credits see them."""
-    V = S.cr.shape[3]
+    V = cr.shape[3]
     u = V * par[b, P_BUF_FLITS]
     for k in range(V):
-        u -= S.cr[b, r, po, k]
+        u -= cr[b, r, po, k]
     return u
 
 
-@inner
-def adaptive_out(S, T, par, b, r, p, h, mode):
+@outlined
+def adaptive_out(pk_dnode, pk_route, rt_ctr, cr, route_port, terminal_node, port_class, geo,
+                 par, b, r, p, h, mode):
     """route_out for every mode but the table fast path (see the module docstring)."""
     rid = mode & (RT_FLAT - 1)
-    dn = S.pk_dnode[b, h]
+    dn = pk_dnode[b, h]
     if rid == RT_TABLE:        # table routes, flat VCs
-        return T.route_port[r, dn], 0
-    A = T.geo[1]
-    G = T.geo[3]
+        return np.int64(route_port[r, dn]), np.int64(0)
+    A = geo[1]
+    G = geo[3]
     grp = r // A
-    dgrp = dn // (T.geo[0] * A)
-    cls = T.port_class[r, p]
-    st = np.int64(S.pk_route[b, h])
+    dgrp = dn // (geo[0] * A)
+    cls = port_class[r, p]
+    st = np.int64(pk_route[b, h])
     if cls == PORT_TERMINAL:   # injected here: fresh state, a candidate intermediate group
         st = np.int64(0)
         if dgrp != grp:
-            ig = _draw_group(S, par, b, T.terminal_node[r, p], G, grp, dgrp)
+            ig = _draw_group(rt_ctr, par, b, terminal_node[r, p], G, grp, dgrp)
             st = np.int64(ig + 1)
             if rid == RT_VALIANT:
                 st |= RS_NONMIN | RS_DONE
@@ -138,26 +149,26 @@ def adaptive_out(S, T, par, b, r, p, h, mode):
         st &= ~RS_NONMIN       # reached the intermediate group: minimal from here
     elif (st & RS_DONE) == 0 and ig >= 0 and (st & (3 * RS_GH1)) == 0:
         # UGAL-L at the source router; PAR at every router of the source group until decided
-        pm = T.route_port[r, dn]
-        pn = T.route_port[r, ig * T.geo[0] * A]
-        qm = _used(S, par, b, r, pm)
-        qn = _used(S, par, b, r, pn)
+        pm = route_port[r, dn]
+        pn = route_port[r, ig * geo[0] * A]
+        qm = _used(cr, par, b, r, pm)
+        qn = _used(cr, par, b, r, pn)
         if (qm << ADAPT_BIAS_BITS) > par[b, P_ADAPT_BIAS] * qn + (par[b, P_ADAPT_THRESH]
                                                                     << ADAPT_BIAS_BITS):
             st |= RS_NONMIN | RS_DONE
-        elif rid == RT_UGAL or (st & (3 * RS_LH1)) != 0 or T.port_class[r, pm] == PORT_GLOBAL:
+        elif rid == RT_UGAL or (st & (3 * RS_LH1)) != 0 or port_class[r, pm] == PORT_GLOBAL:
             st |= RS_DONE      # UGAL decides once; PAR after one local hop or at the gateway
-    S.pk_route[b, h] = st
+    pk_route[b, h] = st
     if (st & RS_NONMIN) != 0:
-        out = T.route_port[r, ig * T.geo[0] * A]
+        out = np.int64(route_port[r, ig * geo[0] * A])
     else:
-        out = T.route_port[r, dn]
-    if T.terminal_node[r, out] >= 0 or (mode & RT_FLAT) != 0:
-        return out, 0
-    gh = int((st >> 20) & 3)
-    if rid == RT_PAR and T.port_class[r, out] != PORT_GLOBAL:
+        out = np.int64(route_port[r, dn])
+    if terminal_node[r, out] >= 0 or (mode & RT_FLAT) != 0:
+        return out, np.int64(0)
+    gh = np.int64((st >> 20) & 3)
+    if rid == RT_PAR and port_class[r, out] != PORT_GLOBAL:
         if gh == 0:
-            return out, int((st >> 22) & 3)
+            return out, np.int64((st >> 22) & 3)
         return out, 1 + gh
     return out, gh
 
