@@ -23,14 +23,17 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .dtypes import MAX_VCS
+from .dtypes import MAX_VCS, ROUTINGS
 from .errors import ConfigError
 from .formulas import VELO_HEADER_BYTES, VELO_PAYLOAD_BYTES, eager_packets, packet_flits
 from .protocols.catalogue import CREDIT_PROTOCOLS, PROTOCOL_NAMES as PROTOCOLS, protocol
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
 WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
-             "program")
+             "program", "shift")
+SYNTHETIC = ("permutation", "uniform", "shift")   # network-only traffic, no ranks
+# VCs each dragonfly routing needs with its layered assignment (kernels/routing.py docstring)
+ADAPTIVE_VCS = {"valiant": 3, "ugal": 3, "par": 4}
 IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast",
                   "Barrier", "Alltoall", "Alltoallv", "Allgather", "Allgatherv", "Gather",
                   "Scatter", "Scatterv", "Gatherv", "Reduce_scatter")
@@ -210,8 +213,10 @@ class _Section:
 class TopologyConfig(_Section):
     """Router graph. mesh/torus: one node per router, radix per dimension in `dims`.
     dragonfly: p terminals per router, a routers per group, h global links per router,
-    `groups` groups (0 means the maximum a*h+1). crossbar: p nodes on one switch.
-    hypercube: 2**cube_dim switches with p nodes each."""
+    `groups` groups (0 means the maximum a*h+1); its local and global links take
+    local_latency and global_latency cycles (seed 001: 2 and 10), its terminal links
+    network.link_latency. crossbar: p nodes on one switch. hypercube: 2**cube_dim switches
+    with p nodes each. Every link of the other kinds takes network.link_latency."""
     kind: str = _choice("mesh", TOPOLOGY_KINDS)
     dims: tuple[int, ...] = _ints((4, 4, 4), 1, I32_MAX, (1, 4), "routers per dimension")
     p: int = _int(1, 1, unit="nodes per router")
@@ -219,6 +224,14 @@ class TopologyConfig(_Section):
     h: int = _int(2, 1, unit="global links per router")
     groups: int = _int(0, 0, unit="groups", note="0: a*h+1")
     cube_dim: int = _int(3, 1, 12, "dimensions")
+    local_latency: int = _int(2, 1, HOP_CYCLES_MAX, "cycles", "dragonfly local links")
+    global_latency: int = _int(10, 1, HOP_CYCLES_MAX, "cycles", "dragonfly global links")
+
+    def link_latencies(self, link_latency: int) -> tuple[int, int]:
+        """(local, global) router-link latencies: the dragonfly's own, else link_latency."""
+        if self.kind == "dragonfly":
+            return self.local_latency, self.global_latency
+        return link_latency, link_latency
 
     def check(self, pre: str = "topology") -> None:
         if self.kind in ("mesh", "torus"):
@@ -297,6 +310,24 @@ class NetworkConfig(_Section):
     # crossbar speedup: a packet of L flits occupies its crossbar input ceil(L / speedup) cycles
     # (the output link still sends one flit per cycle); 2.4 in seed 001
     speedup: float = _num(1.0, 1.0, 16.0, "times the link rate", "speedup")
+    # routing plug-in (kernels/routing.py): table = the topology's tables (dimension order,
+    # dragonfly minimal, e-cube); valiant, ugal (UGAL-L), par (progressive adaptive): dragonfly
+    routing: str = _choice("table", ROUTINGS)
+    # UGAL/PAR: route minimally iff q_min <= adaptive_bias * q_nonmin + adaptive_threshold
+    # (seed 001: bias 2x, threshold 30 flits)
+    adaptive_bias: float = _num(2.0, 0.0, 1e6, "", "factor")
+    adaptive_threshold: int = _int(30, 0, 2**24, "flits")
+    # layered: the routing's deadlock-free VCs; flat: every hop on VC 0 (cyclic, for tests)
+    vc_assignment: str = _choice("layered", ("layered", "flat"))
+    # refuse a routing whose channel dependency graph has a cycle (topology/deadlock.py)
+    deadlock_check: bool = _flag(True)
+
+    @property
+    def routing_vcs(self) -> int | None:
+        """VCs the routing needs (None: the topology's tables say, topology.vcs_needed)."""
+        if self.vc_assignment == "flat":
+            return 1
+        return ADAPTIVE_VCS.get(self.routing)
 
     def check(self, pre: str = "network") -> None:
         mx = self.max_packet_flits
@@ -416,8 +447,9 @@ class WorkloadConfig(_Section):
     of ns drawn uniformly from 0..start_skew_ns by `seed` (ranks leave MPI_Init or a barrier at
     different times): runs that differ only in the seed are then replicates of one
     measurement, as the paper's averages over 150 repetitions are (0: all start at cycle 0).
-    permutation/uniform: network-only Bernoulli traffic at `injection_rate` flits per node per
-    cycle."""
+    permutation/uniform/shift: network-only Bernoulli traffic at `injection_rate` flits per
+    node per cycle; shift sends node n to n + `shift` (mod nodes; 0: one dragonfly group, p*a
+    nodes, else half the nodes), the adversarial group-to-group pattern of the dragonfly."""
     kind: str = _choice("alltoall", WORKLOADS)
     ranks: int = _int(1024, 1, RANKS_MAX, "ranks")
     message_bytes: int = _int(2048, 0, BYTES_MAX, "bytes")
@@ -440,6 +472,8 @@ class WorkloadConfig(_Section):
     warmup: int = _int(0, 0, unit="iterations")
     # each rank starts up to this late, drawn from `seed`
     start_skew_ns: int = _int(0, 0, NS_MAX, "nanoseconds")
+    # shift: destination = node + shift (mod nodes)
+    shift: int = _int(0, 0, unit="nodes", note="0: a dragonfly group, else nodes/2")
 
     def check(self, pre: str = "workload") -> None:
         if self.kind == "alltoall":
@@ -457,7 +491,7 @@ class WorkloadConfig(_Section):
 
     @property
     def synthetic(self) -> bool:
-        return self.kind in ("permutation", "uniform")
+        return self.kind in SYNTHETIC
 
     @property
     def phase_ranks(self) -> tuple[int, ...]:
@@ -480,7 +514,10 @@ class LimitsConfig(_Section):
 # model from before it existed. At that default a sweep's identity leaves the field out (so a
 # store written before it existed can still be resumed: RunConfig.identity_dict) and a store
 # without its coordinate reads as holding the default (dataset.open_result).
-ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup")
+ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "network.routing",
+                "network.adaptive_bias", "network.adaptive_threshold", "network.vc_assignment",
+                "network.deadlock_check", "topology.local_latency", "topology.global_latency",
+                "workload.shift")
 
 SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,
             "mpi": MpiConfig, "protocol": ProtocolConfig, "workload": WorkloadConfig,
@@ -525,6 +562,10 @@ class RunConfig:
                    f"<= ranks per node ({self.mpi.ranks_per_node})", w.pairs)
         _check(w.packet_flits <= self.network.buffer_flits, "workload.packet_flits",
                f"<= network.buffer_flits ({self.network.buffer_flits})", w.packet_flits)
+        self._check_routing()
+        if w.kind == "shift":
+            _check(self.shift_nodes % nodes != 0, "workload.shift",
+                   f"a shift that is not a multiple of the {nodes} nodes (0: default)", w.shift)
         p = self.protocol
         if p.name in CREDIT_PROTOCOLS:
             _check(not w.synthetic, "protocol.name",
@@ -535,6 +576,30 @@ class RunConfig:
                    f">= {need} = {2 * p.credit_slots} slots per process x {n} processes (Eq. 2: "
                    f"data region >= credit region >= 1 slot per process, credit_slots "
                    f"{p.credit_slots})", p.mailbox_slots)
+
+    def _check_routing(self) -> None:
+        n, t = self.network, self.topology
+        if n.routing != "table":
+            _check(t.kind == "dragonfly", "network.routing",
+                   f"table on a {t.kind} (valiant, ugal and par route dragonflies)", n.routing)
+            _check(t.n_groups >= 3, "network.routing",
+                   "table on a dragonfly of 2 groups (no intermediate group)", n.routing)
+            _check(self.workload.synthetic, "network.routing",
+                   "table for MPI workloads (adaptive routes reorder the packets of a pair; "
+                   "the MPI model needs them in order)", n.routing)
+        need = n.routing_vcs
+        if need is not None:
+            _check(n.vcs >= need, "network.vcs",
+                   f">= {need} (the deadlock-free VC assignment of routing {n.routing} "
+                   "needs them)", n.vcs)
+
+    @property
+    def shift_nodes(self) -> int:
+        """workload.shift, or its default: one dragonfly group (p*a nodes), else nodes/2."""
+        t = self.topology
+        if self.workload.shift:
+            return self.workload.shift
+        return t.p * t.a if t.kind == "dragonfly" else t.n_nodes // 2
 
     # ---- derived values ----
     @property

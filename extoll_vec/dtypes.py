@@ -135,7 +135,7 @@ P_THRESHOLD = 19      # window protocol: retrieved packets per credit packet
 P_NIC_FIFO = 20       # NIC injection FIFO capacity, packets
 P_BUF_FLITS = 21      # router input buffer per port and VC, flits
 P_EJ_FLITS = 22       # NIC ejection buffer, flits
-P_SYNTH = 23          # 0: MPI program, 1: uniform random, 2: permutation
+P_SYNTH = 23          # 0: MPI program, 1: uniform random, 2: destination table (permutation, shift)
 P_GEN_P32 = 24        # synthetic: packet generation probability per cycle, scaled by 2**32
 P_SYN_FLITS = 25      # synthetic packet length, flits
 P_WARMUP = 26
@@ -155,6 +155,13 @@ P_PROGRESS = 39       # packets the MPI progress engine retrieves at most per MP
 P_NIC_GAP = 40       # NIC packet rate: cycles from one injected packet's head to the next's, at least
 # Slots 41..59 are reserved in blocks for the seams of issue 22 (each block documents its own):
 # 41..47 protocol registry and hooks, 48..55 routing and link classes, 56..59 router model.
+# -- 48..55: routing plug-ins and link classes (kernels/routing.py) --
+P_ROUTING = 48        # 0: table routing, layered VCs (the fast path); else RT_* | RT_FLAT
+P_ADAPT_BIAS = 49     # UGAL/PAR minimal bias, fixed point x 2**ADAPT_BIAS_BITS
+P_ADAPT_THRESH = 50   # UGAL/PAR threshold, flits
+P_LAT_TERM = 51       # link latency of a port of class PORT_TERMINAL (= P_LINK_LAT) ...
+P_LAT_LOCAL = 52      # ... of class PORT_LOCAL (router links of meshes, cubes; dragonfly local)
+P_LAT_GLOBAL = 53     # ... of class PORT_GLOBAL (dragonfly global links); P_LAT_TERM + class
 # -- 56..59 router model (kernels/network.py VOQ, kernels/router_iq.py input-queued) --
 P_ROUTER = 56         # ROUTER_VOQ or ROUTER_IQ
 P_SPEEDUP = 57        # crossbar speedup, fixed point: round(speedup * 2**SPEEDUP_FRAC_BITS)
@@ -164,6 +171,18 @@ ROUTER_IQ = 1         # network.router "iq": one FIFO per input VC (kernels/rout
 ROUTER_KINDS = ("voq", "iq")
 SPEEDUP_FRAC_BITS = 16
 SPEEDUP_ONE = 1 << SPEEDUP_FRAC_BITS
+
+# ---- routing plug-ins (network.routing) and port classes (topology port_class) -----------------
+RT_TABLE = 0          # route_port / vc_next tables (dimension order, minimal, e-cube)
+RT_VALIANT = 1        # dragonfly: random intermediate group
+RT_UGAL = 2           # dragonfly: UGAL-L, decided at the source router
+RT_PAR = 3            # dragonfly: progressive adaptive routing (Jiang, Kim, Dally 2009)
+RT_FLAT = 8           # or-ed into P_ROUTING: every router-to-router hop on VC 0 (cyclic on purpose)
+ROUTINGS = ("table", "valiant", "ugal", "par")   # network.routing, index = RT_*
+ADAPT_BIAS_BITS = 8
+PORT_TERMINAL = 0
+PORT_LOCAL = 1
+PORT_GLOBAL = 2
 
 # A credit operation (a counter update and compare) costs a few ns of a 2.1 GHz Opteron, well
 # under one 27 ns network cycle; rounding it up to a whole cycle would charge it tenfold. So

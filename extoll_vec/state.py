@@ -45,6 +45,9 @@ FIELDS = {
     "pk_ovc": (I32, ("B", "NPK"), 0), "pk_t0": (TIME, ("B", "NPK"), 0),
     "pk_ready": (TIME, ("B", "NPK"), 0), "pk_seq": (I32, ("B", "NPK"), 0), "pk_next": (I32, ("B", "NPK"), -1),
     "pk_meta": (I64, ("B", 2), 0),         # (free-list head, packets alive)
+    # adaptive routing state per packet (kernels/routing.py: intermediate group, hops, flags)
+    "pk_route": (I32, ("B", "NPK"), 0),
+    "rt_ctr": (I64, ("B", "N"), 0),        # routing's random stream counter per source node
     # routers (kernels/network.py)
     "voq_head": (IDX, ("B", "R", "P", "V", "P"), -1), "voq_tail": (IDX, ("B", "R", "P", "V", "P"), -1),
     "outq": (I32, ("B", "R", "P"), 0), "voq_mask": (I64, ("B", "R", "P", "MW"), 0),
@@ -109,7 +112,9 @@ FIELDS = {
 
 State = namedtuple("State", list(FIELDS))
 Topo = namedtuple("Topo", ["neighbor", "neighbor_port", "terminal_node", "node_router", "node_port",
-                           "route_port", "vc_next", "rank_node"])
+                           "route_port", "vc_next", "rank_node",
+                           "port_class",   # int8 [R, P]: dtypes.PORT_* (link latency class)
+                           "geo"])         # int32 [4]: dragonfly (p, a, h, groups), else zeros
 
 
 def allocate(sizes: dict) -> State:

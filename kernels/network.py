@@ -16,9 +16,12 @@ Model (one cycle = one flit on a link):
   by its queues. A packet waits only for its own output, never behind a packet for another.
 - Each crossbar input reads one packet at a time; each output sends one at a time and picks the
   next queue head round-robin over (input port, VC), so no input starves.
-- Routing: route_port[router, destination node] and vc_next[router, in port, out port, in VC]
-  come from the topology builder; in-order delivery between two nodes follows from one path,
-  one VC sequence and FIFO queues per output.
+- Routing: kernels/routing.py route_out. Table routing (the default): route_port[router,
+  destination node] and vc_next[router, in port, out port, in VC] come from the topology
+  builder; in-order delivery between two nodes follows from one path, one VC sequence and FIFO
+  queues per output. Adaptive routings (dragonfly) do not keep packets in order.
+- Link latency by port class (routing.link_lat): terminal links network.link_latency,
+  router links the topology's local / global latency (dragonfly), link_latency elsewhere.
 - Events only where a packet may move: an arbitration that finds no winner reschedules itself
   at the earliest cycle a head becomes ready or its input free (and not before the output
   frees: an arbitration while the output is still sending would only reschedule itself); a
@@ -39,6 +42,7 @@ from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CR
                                MAX_VCS, P_BUF_FLITS, P_LINK_LAT, P_ROUTER_DELAY, VC_SHIFT)
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.router_iq import xbar_free
+from extoll_vec.kernels.routing import link_lat, route_out
 from extoll_vec.kernels.wheel import schedule
 
 
@@ -53,18 +57,15 @@ def router_accept(S, T, par, b, r, p, v, h, now):
         return
     S.ib_cnt[b, r, p, v] += 1
     S.ib_flits[b, r, p, v] += L
-    out = T.route_port[r, S.pk_dnode[b, h]]
+    out, ovc = route_out(S, T, par, b, r, p, v, h, now)   # kernels/routing.py
     # No kernel reads these three (arbitration takes the input port and VC from the queue it
     # scans), yet removing them made every run slower: a code-generation effect, not
     # understood (docs/design.md). Kept.
     S.pk_out[b, h] = out
     S.pk_inp[b, h] = p
     S.pk_vc[b, h] = v
-    if T.terminal_node[r, out] >= 0:
-        S.pk_ovc[b, h] = 0  # the NIC has one ejection buffer
-    else:
-        S.pk_ovc[b, h] = T.vc_next[r, p, out, v]
-    t = now + par[b, P_LINK_LAT] + par[b, P_ROUTER_DELAY]
+    S.pk_ovc[b, h] = ovc
+    t = now + link_lat(T, par, b, r, p) + par[b, P_ROUTER_DELAY]
     S.pk_ready[b, h] = t
     S.pk_next[b, h] = -1
     tail = S.voq_tail[b, r, p, v, out]
@@ -175,13 +176,13 @@ def arbitrate(S, T, par, b, r, po, now):
     if S.outq[b, r, po] > 0:
         request_arb(S, b, r, po, t_free)
     # the tail leaves the input buffer at t_in - 1; its credits travel back one link
-    t_cr = t_in - 1 + lat
     up_node = T.terminal_node[r, pi]
     if up_node >= 0:
-        schedule(S, b, t_cr, EV_NIC_CREDIT, up_node, 0, L)
+        schedule(S, b, t_in - 1 + lat, EV_NIC_CREDIT, up_node, 0, L)
     else:
         up_vc = (T.neighbor_port[r, pi] << VC_SHIFT) | vi
-        schedule(S, b, t_cr, EV_CREDIT, T.neighbor[r, pi], up_vc, L)
+        schedule(S, b, t_in - 1 + link_lat(T, par, b, r, pi), EV_CREDIT, T.neighbor[r, pi],
+                 up_vc, L)
     dn = T.terminal_node[r, po]
     if dn >= 0:
         schedule(S, b, now + lat + L - 1, EV_NIC_RX, dn, h, 0)

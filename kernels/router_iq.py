@@ -51,6 +51,7 @@ from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CR
                                EV_NIC_RX, MAX_VCS, P_BUF_FLITS, P_LINK_LAT, P_ROUTER_DELAY,
                                P_SPEEDUP, SPEEDUP_ONE, VC_SHIFT)
 from extoll_vec.kernels.jit import inner
+from extoll_vec.kernels.routing import link_lat, route_out
 from extoll_vec.kernels.wheel import schedule
 
 VC_BITS = (1 << MAX_VCS) - 1    # an input's VC bits in iq_mask (MAX_VCS divides 64)
@@ -98,16 +99,12 @@ def iq_accept(S, T, par, b, r, p, v, h, now):
         return
     S.ib_cnt[b, r, p, v] += 1
     S.ib_flits[b, r, p, v] += L
-    # routing as in network.router_accept (keep the two in step)
-    out = T.route_port[r, S.pk_dnode[b, h]]
+    out, ovc = route_out(S, T, par, b, r, p, v, h, now)   # kernels/routing.py
     S.pk_out[b, h] = out
     S.pk_inp[b, h] = p
     S.pk_vc[b, h] = v
-    if T.terminal_node[r, out] >= 0:
-        S.pk_ovc[b, h] = 0  # the NIC has one ejection buffer
-    else:
-        S.pk_ovc[b, h] = T.vc_next[r, p, out, v]
-    t = now + par[b, P_LINK_LAT] + par[b, P_ROUTER_DELAY]
+    S.pk_ovc[b, h] = ovc
+    t = now + link_lat(T, par, b, r, p) + par[b, P_ROUTER_DELAY]
     S.pk_ready[b, h] = t
     S.pk_next[b, h] = -1
     tail = S.iq_tail[b, r, p, v]
@@ -153,13 +150,13 @@ def _send(S, T, par, b, r, pi, vi, h, po, now):
     S.op_util[b, r, po] += L
     S.hops[b] += 1
     # the tail leaves the input buffer at t_in - 1; its credits travel back one link
-    t_cr = t_in - 1 + lat
     up_node = T.terminal_node[r, pi]
     if up_node >= 0:
-        schedule(S, b, t_cr, EV_NIC_CREDIT, up_node, 0, L)
+        schedule(S, b, t_in - 1 + lat, EV_NIC_CREDIT, up_node, 0, L)
     else:
         up_vc = (T.neighbor_port[r, pi] << VC_SHIFT) | vi
-        schedule(S, b, t_cr, EV_CREDIT, T.neighbor[r, pi], up_vc, L)
+        schedule(S, b, t_in - 1 + link_lat(T, par, b, r, pi), EV_CREDIT, T.neighbor[r, pi],
+                 up_vc, L)
     dn = T.terminal_node[r, po]
     if dn >= 0:
         schedule(S, b, now + lat + L - 1, EV_NIC_RX, dn, h, 0)

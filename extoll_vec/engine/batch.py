@@ -13,6 +13,7 @@ from ..dataset import SCHEMA, build_dataset, pad_points, result_sizes
 from ..errors import ConfigError, SimulationError
 from ..state import allocate
 from ..topology import build as build_topology
+from ..topology.deadlock import check_deadlock_free
 from ..workloads import build_program, skewed, snapshot_counts, synthetic_destinations
 from extoll_vec.kernels import progstats, sim
 from .diagnostics import check_invariants, describe_error
@@ -62,10 +63,12 @@ class Batch:
         self.par = np.stack([member_params(c, mailbox_capacity(c, f))
                              for c, f in zip(configs, figs)])
         topo = self.topology
-        if c0.network.vcs < topo.vcs_needed:
+        if c0.network.vcs < topo.vcs_needed and c0.network.routing_vcs is None:
             raise ConfigError("network.vcs", f"got {c0.network.vcs}; allowed: >= "
                               f"{topo.vcs_needed} (the deadlock-free routing of {topo.kind} "
                               "needs them)")
+        for cfg in configs:     # the routing's channel dependency graph (topology/deadlock.py)
+            check_deadlock_free(topo, cfg)
         sizes = state_sizes(configs, topo, figs)
         check_widths(programs, sizes["SQ"])
         synth = c0.workload.synthetic
@@ -82,7 +85,8 @@ class Batch:
             S.cr[b][(topo.neighbor < 0) & ~term] = 0
             S.nic_cr[b] = cfg.network.buffer_flits
             if synth:
-                S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, topo.n_nodes, cfg.seed)
+                S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, topo.n_nodes, cfg.seed,
+                                                       cfg.shift_nodes)
         sim.start(S, self.T, self.par, self.starts)
 
     def run(self, progress: Callable[[float], None] | None = None,

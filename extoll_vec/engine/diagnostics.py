@@ -10,6 +10,7 @@ from .. import dtypes as D
 from ..errors import SimulationError
 from ..protocols.audit import quiescent_problems
 from ..protocols.fc_layout import F_SEQ_RX, F_SEQ_TX
+from ..topology.deadlock import buffer_id, describe_cycle, find_cycle
 
 
 def describe_error(batch, b: int) -> str:
@@ -45,7 +46,45 @@ def describe_error(batch, b: int) -> str:
     blocked = np.nonzero(S.ej_blk[b])[0]
     if len(blocked):
         parts.append(f"NICs of nodes {blocked[:8].tolist()} hold packets for full mailboxes")
+    if flags & (D.ERR_NO_PROGRESS | D.ERR_DEADLOCK):
+        parts.append(blocked_cycle(batch, b))
     return f"point {b}: " + "; ".join(parts)
+
+
+def blocked_cycle(batch, b: int) -> str:
+    """The wait-for graph of the routers' input buffers: buffer (router, port, VC) -> the
+    downstream buffer a queue head of it waits for (its output has fewer credits for its VC
+    than the packet has flits). A buffer is blocked if every queue head in it waits so; a set
+    of blocked buffers that wait only for each other can never move again (a deadlock). Names
+    a cycle of such a set, or says there is none."""
+    S, topo = batch.S, batch.topology
+    heads = S.voq_head[b]
+    r, pi, vi, po = np.nonzero(heads >= 0)
+    if len(r) == 0:
+        return "no packet waits in a router buffer"
+    h = heads[r, pi, vi, po]
+    ovc = S.pk_ovc[b, h]
+    waits = (topo.neighbor[r, po] >= 0) & (S.cr[b, r, po, ovc] < S.pk_flits[b, h])
+    src = buffer_id(r, pi, vi)
+    dst = buffer_id(topo.neighbor[r, po], np.maximum(topo.neighbor_port[r, po], 0), ovc)
+    free = set(src[~waits].tolist())            # buffers with a head that can move
+    stuck = {}
+    for a, c in zip(src[waits].tolist(), dst[waits].tolist()):
+        if a not in free:
+            stuck.setdefault(a, []).append(c)
+    changed = True
+    while changed:          # keep only buffers whose every wait is on a stuck buffer
+        changed = False
+        for a in [a for a, cs in stuck.items() if any(c not in stuck for c in cs)]:
+            del stuck[a]
+            changed = True
+    if not stuck:
+        return (f"{int(waits.sum())} queue heads wait for credits, but no set of router buffers "
+                "waits only on itself (no routing deadlock)")
+    edges = np.array([(a, c) for a, cs in stuck.items() for c in cs], np.int64)
+    cycle = find_cycle(np.unique(edges, axis=0))
+    return (f"routing deadlock: {len(stuck)} router input buffers wait only on each other, "
+            "e.g. the cycle " + describe_cycle(cycle))
 
 
 def check_invariants(batch, b: int) -> None:

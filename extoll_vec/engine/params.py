@@ -24,9 +24,12 @@ def topo_arrays(topo, cfg: RunConfig) -> Topo:
     """The topology's tables (shared by a batch) and each rank's node."""
     rpn = cfg.mpi.ranks_per_node
     nr = cfg.n_ranks
+    t = cfg.topology
+    geo = (t.p, t.a, t.h, t.n_groups) if t.kind == "dragonfly" else (0, 0, 0, 0)
     return Topo(topo.neighbor, topo.neighbor_port, topo.terminal_node, topo.node_router,
                 topo.node_port, topo.route_port, topo.vc_next.astype(np.int32),
-                (np.arange(nr, dtype=np.int32) // rpn).astype(np.int32))
+                (np.arange(nr, dtype=np.int32) // rpn).astype(np.int32),
+                topo.port_class, np.asarray(geo, dtype=np.int32))
 
 
 def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
@@ -63,7 +66,7 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_EJ_FLITS] = n.nic_ejection_flits
     p[D.P_ROUTER] = D.ROUTER_KINDS.index(n.router)
     p[D.P_SPEEDUP] = round(n.speedup * D.SPEEDUP_ONE)   # fixed point (dtypes.SPEEDUP_FRAC_BITS)
-    p[D.P_SYNTH] = {"uniform": 1, "permutation": 2}.get(w.kind, 0)
+        p[D.P_SYNTH] = {"uniform": 1, "permutation": 2, "shift": 2}.get(w.kind, 0)
     # Bernoulli injection: w.injection_rate flits per node per cycle in packets of packet_flits
     p[D.P_GEN_P32] = min(1 << 32, int(round(w.injection_rate / w.packet_flits * 2**32)))
     p[D.P_SYN_FLITS] = w.packet_flits
@@ -74,6 +77,12 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_NO_PROGRESS] = max(1, int(cfg.limits.no_progress_us * 1000 / n.cycle_ns))
     p[D.P_MAX_CYCLES] = cfg.limits.max_cycles
     p[D.P_RPN] = m.ranks_per_node
+    # routing plug-in and link classes (kernels/routing.py)
+    p[D.P_ROUTING] = D.ROUTINGS.index(n.routing) | (D.RT_FLAT if n.vc_assignment == "flat" else 0)
+    p[D.P_ADAPT_BIAS] = round(n.adaptive_bias * (1 << D.ADAPT_BIAS_BITS))
+    p[D.P_ADAPT_THRESH] = n.adaptive_threshold
+    p[D.P_LAT_TERM] = n.link_latency
+    p[D.P_LAT_LOCAL], p[D.P_LAT_GLOBAL] = cfg.topology.link_latencies(n.link_latency)
     if proto.credit:
         lay = mailbox_layout(pr.mailbox_slots, cfg.n_ranks, pr.credit_slots)
         p[D.P_CREDIT_SLOTS] = pr.credit_slots

@@ -97,7 +97,8 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
                  CQ=3 * NR + 16,   # a credit packet, a request and a response per peer
                  K=max(fields_needed(c.protocol.name, c.protocol.credit_slots) for c in configs),
                  KR=RANK_FIELDS, NSNAP=max(f.snapshots for f in figs), NPK=NPK)
-    lat = max(n.link_latency + n.router_delay for n in net) + maxL
+    lat = max(max(c.network.link_latency, *c.topology.link_latencies(c.network.link_latency))
+              + c.network.router_delay for c in configs) + maxL
     sizes["W"] = 1 << max(7, int(math.ceil(math.log2(4 * lat))))
     # Events pending at once: link-credit events (EV_CREDIT, EV_NIC_CREDIT, EV_EJ_CREDIT) and
     # packets on their way to a NIC (EV_NIC_RX) each hold the flits of one packet of a buffer's

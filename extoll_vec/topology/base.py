@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dtypes import PORT_LOCAL, PORT_TERMINAL
 from ..errors import ConfigError
 
 I32 = np.int32
@@ -28,6 +29,7 @@ _ARRAYS = {  # name: (dtype, shape as a function of (routers, nodes, ports, VCs)
     "node_port": (I32, lambda R, N, P, V: (N,)),
     "route_port": (I32, lambda R, N, P, V: (R, N)),
     "vc_next": (I8, lambda R, N, P, V: (R, P, P, V)),
+    "port_class": (I8, lambda R, N, P, V: (R, P)),
 }
 
 
@@ -46,6 +48,8 @@ class Topology:
     route_port: np.ndarray      # int32 [R, N] output port at r for a packet to node n
     vc_next: np.ndarray         # int8 [R, P, P, V] output VC given (input port, input VC)
     coords: np.ndarray          # int32 [R, ndim] router coordinates
+    port_class: np.ndarray      # int8 [R, P] dtypes.PORT_*: terminal, local (every router link
+                                # but the dragonfly's global ones), global; its link latency
 
     def __post_init__(self) -> None:
         R, N, P, V = self.n_routers, self.n_nodes, self.n_ports, self.vcs_needed
@@ -62,18 +66,22 @@ class Topology:
 
 
 def finish(kind: str, vcs_needed: int, neighbor, neighbor_port, terminal_node, node_router,
-           node_port, route_port, vc_next, coords) -> Topology:
-    """Cast every table to its dtype, make it C-contiguous and wrap it in a Topology."""
+           node_port, route_port, vc_next, coords, port_class=None) -> Topology:
+    """Cast every table to its dtype, make it C-contiguous and wrap it in a Topology.
+    port_class: default terminal ports PORT_TERMINAL, every other port PORT_LOCAL."""
     def c32(x):
         return np.ascontiguousarray(x, dtype=I32)
     neighbor = c32(neighbor)
     R, P = neighbor.shape
+    if port_class is None:
+        port_class = np.where(np.asarray(terminal_node) >= 0, PORT_TERMINAL, PORT_LOCAL)
     return Topology(kind=kind, n_routers=int(R), n_nodes=int(len(node_router)), n_ports=int(P),
                     vcs_needed=int(vcs_needed), neighbor=neighbor,
                     neighbor_port=c32(neighbor_port), terminal_node=c32(terminal_node),
                     node_router=c32(node_router), node_port=c32(node_port),
                     route_port=c32(route_port),
-                    vc_next=np.ascontiguousarray(vc_next, dtype=I8), coords=c32(coords))
+                    vc_next=np.ascontiguousarray(vc_next, dtype=I8), coords=c32(coords),
+                    port_class=np.ascontiguousarray(port_class, dtype=I8))
 
 
 # ---- queries that follow the routing tables ----------------------------------------------------

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import PORT_GLOBAL, PORT_LOCAL, PORT_TERMINAL
 from .base import Topology, finish
 
 
@@ -77,8 +78,12 @@ def build_dragonfly(p: int, a: int, h: int, g: int) -> Topology:
     vc_next[:, :, p:, 1] = 1
     vc_next[:, gp0:, p:, :] = 1
     coords = np.stack([grp, idx], axis=1)
+    # link classes (per-class latencies: topology.local_latency, topology.global_latency)
+    port_class = np.full((R, P), PORT_LOCAL, dtype=np.int8)
+    port_class[:, :p] = PORT_TERMINAL
+    port_class[:, gp0:] = PORT_GLOBAL
     return finish("dragonfly", 2, neighbor, neighbor_port, terminal_node, node_router, node_port,
-                  route_port, vc_next, coords)
+                  route_port, vc_next, coords, port_class)
 
 
 def _minimal_routes(p, a, h, g, grp, idx) -> np.ndarray:

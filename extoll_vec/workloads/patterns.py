@@ -106,18 +106,24 @@ def alltoall_groups(n_ranks: int, groups: int, group_size: int, message_bytes: i
                     f"{message_bytes} B x {iterations}, others in a barrier")
 
 
-def synthetic_destinations(kind: str, n_nodes: int, seed: int) -> np.ndarray:
+def synthetic_destinations(kind: str, n_nodes: int, seed: int, shift: int = 0) -> np.ndarray:
     """Destination node of each source node for network-only traffic, int32 [n_nodes].
 
     permutation: a uniformly random derangement (no node sends to itself), drawn by rejection
     from numpy.random.Generator(PCG64(seed)), so the same seed gives the same permutation.
     uniform: -1 everywhere (the kernel draws a destination per packet).
+    shift: node + shift (mod n_nodes); with shift = one dragonfly group every group sends all
+    its traffic to the next group (the adversarial pattern of Kim et al. 2008, section 4.2).
     """
     n = int(n_nodes)
     if kind == "uniform":
         return np.full(n, -1, np.int32)
+    if kind == "shift":
+        if shift % n == 0:
+            raise ValueError(f"a shift of {shift} sends every one of the {n} nodes to itself")
+        return ((np.arange(n, dtype=np.int64) + shift) % n).astype(np.int32)
     if kind != "permutation":
-        raise ValueError(f"synthetic traffic kind must be 'permutation' or 'uniform', got {kind!r}")
+        raise ValueError(f"synthetic traffic kind must be 'permutation', 'uniform' or 'shift', got {kind!r}")
     if n < 2:
         raise ValueError(f"a permutation without fixed points needs >= 2 nodes, got {n}")
     rng = np.random.Generator(np.random.PCG64(seed))
