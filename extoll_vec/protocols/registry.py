@@ -29,6 +29,7 @@ from ..errors import ConfigError
 # Adding a protocol adds one line here.
 REGISTERED = (
     "extoll_vec.protocols.extoll",     # none, backpressure, window, static, dynamic
+    "extoll_vec.protocols.capped",     # the seams' test protocol (kernels/proto_capped.py)
 )
 
 # hook name -> (arguments after the state, default body). The rank hooks (EXTOLL's) take
