@@ -32,6 +32,10 @@ def pk_alloc(S, b):
 
 @inner
 def pk_free(S, b, h):
+    # a free slot's protocol packet fields are 0, so a new packet starts with 0 (cleared here:
+    # pk_free has one call site, pk_new four in rank_step, each an inlined copy; PF = 0: none)
+    for i in range(S.pk_pf.shape[2]):
+        S.pk_pf[b, h, i] = 0
     S.pk_next[b, h] = S.pk_meta[b, 0]
     S.pk_meta[b, 0] = h
     S.pk_meta[b, 1] -= 1
@@ -53,8 +57,6 @@ def pk_new(S, b, kind, src, dst, dnode, flits, last, pay, aux, aux2, t):
     S.pk_aux2[b, h] = aux2
     S.pk_t0[b, h] = t
     S.pk_vc[b, h] = 0
-    for i in range(S.pk_pf.shape[2]):   # a protocol's packet fields start at 0 (none: PF = 0)
-        S.pk_pf[b, h, i] = 0
     return h
 
 

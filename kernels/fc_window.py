@@ -55,5 +55,5 @@ def on_control(S, par, b, r, src, ctype, payload):
 
 
 @inner
-def snapshot(S, par, b, r, q):
-    return S.fc[b, r, q, F_CREDITS]
+def snapshot_field(S, par, b):
+    return F_CREDITS

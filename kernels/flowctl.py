@@ -17,7 +17,9 @@ Rank hooks (costs are CPU time in fixed point, credit operations x par[P_CREDIT]
 - ctrl_payload(r, dst, ctype)        the payload of the control packet r writes now, or -1:
                                      withheld (the protocol queues it again later)  0
 - piggyback(r, dst)                  credits riding on the last, partly filled packet to dst  0
-- snapshot(r, q)                     credits r owns towards q (OP_SNAPSHOT)         -1
+- snapshot_field()                   the fc field of credits a rank owns towards a peer, which
+                                     OP_SNAPSHOT records (a field index, not a call per pair:
+                                     every inlined copy enlarges rank_step)         -1: none
 Protocols queue control packets themselves (fc_fields.queue_ctrl); the host writes them
 before any data. State: fc int32 [B, NR, NR, K], fcr int32 [B, NR, KR] (per pair, per rank).
 
@@ -39,4 +41,4 @@ the protocol's own scalar parameters in par[P_PP0..] (or slots of its own).
 from extoll_vec.kernels.dispatch import (ctrl_payload, fc_init, may_send,  # noqa: F401
                                          nic_may_inject, nic_on_eject, on_arrival, on_control,
                                          on_retrieved, on_sent, on_timer, piggyback,
-                                         router_on_forward, snapshot)
+                                         router_on_forward, snapshot_field)

@@ -522,9 +522,11 @@ def rank_step(S, T, par, ops, b, r, now):
                 if k < S.snap.shape[1]:
                     # both directions: what r owns towards q (the paper's Figure 19) and what
                     # q owns towards r (where r's own Eq. 6 steals move credits)
+                    f = flowctl.snapshot_field(S, par, b)   # -1: the protocol has none
                     for q in range(S.snap.shape[2]):
-                        S.snap[b, k, q] = flowctl.snapshot(S, par, b, r, q)
-                        S.snap_in[b, k, q] = flowctl.snapshot(S, par, b, q, r)
+                        if f >= 0:
+                            S.snap[b, k, q] = S.fc[b, r, q, f]
+                            S.snap_in[b, k, q] = S.fc[b, q, r, f]
                 S.rk_snap[b, r] = k + 1
                 S.rk_pc[b, r] = pc + 1
             elif op == OP_END:

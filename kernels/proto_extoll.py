@@ -50,8 +50,8 @@ def static_on_control(S, par, b, r, src, ctype, payload):
 
 
 @inner
-def static_snapshot(S, par, b, r, q):
-    return S.fc[b, r, q, F_OWNED]
+def static_snapshot_field(S, par, b):
+    return F_OWNED
 
 
 # ---- dynamic ---------------------------------------------------------------------------------
@@ -96,5 +96,5 @@ def dynamic_on_control(S, par, b, r, src, ctype, payload):
 
 
 @inner
-def dynamic_snapshot(S, par, b, r, q):
-    return S.fc[b, r, q, F_OWNED]
+def dynamic_snapshot_field(S, par, b):
+    return F_OWNED

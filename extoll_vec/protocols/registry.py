@@ -9,8 +9,8 @@ per-node parameters and audits a finished run through the record, dataset.py add
 and kernels/__init__.py generates the kernels' one dispatch module from the records
 (dispatch_source): Numba cannot read a Python table, so the table is turned into source.
 
-This module and the record modules are Numba-free and do not import config.py (config.py
-imports them); a record's `check` raises ConfigError itself.
+This module and the record modules are Numba-free and do not import config.py at import time
+(config.py imports them); a record's `check` imports config's _check when it runs.
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import dtypes as D
-from ..errors import ConfigError
 
 # The record modules, in order (their `declares` become ProtocolConfig's fields in this order).
 # Adding a protocol adds one line here.
@@ -43,7 +42,7 @@ HOOKS = {
     "on_control": ("S, par, b, r, src, ctype, payload", "return 0"),
     "ctrl_payload": ("S, par, b, r, dst, ctype", "return 0"),
     "piggyback": ("S, par, b, r, dst", "return 0"),
-    "snapshot": ("S, par, b, r, q", "return -1"),
+    "snapshot_field": ("S, par, b", "return -1"),
     "nic_may_inject": ("S, T, par, b, node, h, now", "return 0"),
     "nic_on_eject": ("S, T, par, b, node, h, now", "return 0"),
     "router_on_forward": ("S, par, b, r, pi, po, h, now", "pass"),
@@ -163,11 +162,6 @@ def all_outputs() -> dict[str, Output]:
     return {k: v for p in registered().values() for k, v in p.outputs.items()}
 
 
-def fail(name: str, allowed: str, value: Any) -> None:
-    """A record's check refuses a value (config.py's wording)."""
-    raise ConfigError(name, f"got {value!r}; allowed: {allowed}")
-
-
 # ---- the generated dispatch module ---------------------------------------------------------
 _NAMES: dict[str, tuple[str, frozenset]] = {}
 
@@ -194,11 +188,6 @@ def _defines(p: Protocol, hook: str) -> bool:
 def hook_mask(p: Protocol) -> int:
     """par[P_HOOKS] of a member running p."""
     return sum(bit for hook, bit in HOOK_BITS.items() if _defines(p, hook))
-
-
-def hook_table() -> dict[str, list[Protocol]]:
-    """hook -> the protocols that define it."""
-    return {hook: [p for p in registered().values() if _defines(p, hook)] for hook in HOOKS}
 
 
 def dispatch_source() -> str:
