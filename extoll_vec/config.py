@@ -27,6 +27,7 @@ from .dtypes import MAX_VCS, ROUTINGS
 from .errors import ConfigError
 from .formulas import VELO_HEADER_BYTES, VELO_PAYLOAD_BYTES, eager_packets, packet_flits
 from .protocols.catalogue import CREDIT_PROTOCOLS, PROTOCOL_NAMES as PROTOCOLS, protocol
+from .protocols.registry import declared_params
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
 WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
@@ -400,36 +401,47 @@ class MpiConfig(_Section):
         return eager_packets(nbytes, self.header_bytes, self.velo_payload)
 
 
-@dataclass(frozen=True)
-class ProtocolConfig(_Section):
-    """End-to-end flow control. none: the reference (a mailbox never full). backpressure:
-    finite mailbox, hardware back-pressure only. window: a fixed credit window per peer.
-    static / dynamic: EXTOLL credit-based flow control (paper sections 5 and 6): the mailbox
-    of `mailbox_slots` is shared out among all processes of the job, `credit_slots` of each
-    process' share form the credit region (see extoll_vec.protocols.extoll_static.layout)."""
-    name: str = _choice("none", PROTOCOLS)
-    # 64-byte slots per rank; 0 = unlimited (only for `none`)
-    mailbox_slots: int = _int(0, 0, unit="slots", note="0: unlimited, protocol none only")
-    window: int = _int(8, 1, unit="credits")     # window: credits per (sender, receiver) pair
-    # window: retrieved packets that trigger a credit packet
-    threshold: int = _int(4, 1, unit="packets")
-    # static/dynamic: credit slots per process (2: section 5.3)
-    credit_slots: int = _int(2, 1, 16, "slots")
-    piggyback: bool = _flag(False)  # static/dynamic: credits ride on partly filled packets (5.4)
+class _ProtocolSection(_Section):
+    """End-to-end flow control: `name` and the fields every registered protocol declares
+    (protocols/registry.py; each with its Bounds). none: the reference (a mailbox never full).
+    backpressure: finite mailbox, hardware back-pressure only. window: a fixed credit window
+    per peer. static / dynamic: EXTOLL credit-based flow control (paper sections 5 and 6): the
+    mailbox of `mailbox_slots` is shared out among all processes of the job, `credit_slots` of
+    each process' share form the credit region (see extoll_vec.protocols.extoll_static.layout).
+    Other protocols: their record modules (registry.REGISTERED)."""
 
     def check(self, pre: str = "protocol") -> None:
-        if self.name == "none":
-            _check(self.mailbox_slots == 0, f"{pre}.mailbox_slots",
-                   "0 for protocol none (its mailbox never fills; use backpressure for a finite one)",
+        rec = protocol(self.name)
+        if rec.mailbox == "finite":
+            _check(self.mailbox_slots >= 1, f"{pre}.mailbox_slots", "integer >= 1",
                    self.mailbox_slots)
-        else:
-            _check(self.mailbox_slots >= 1, f"{pre}.mailbox_slots", "integer >= 1", self.mailbox_slots)
-        if self.name == "window":
-            _check(1 <= self.threshold <= self.window, f"{pre}.threshold",
-                   f"1..window ({self.window})", self.threshold)
-        _check(not self.piggyback or self.name in CREDIT_PROTOCOLS, f"{pre}.piggyback",
-               f"false for protocol {self.name} (piggybacking is part of "
-               f"{' and '.join(CREDIT_PROTOCOLS)})", self.piggyback)
+        if rec.check is not None:
+            rec.check(self, pre)
+        # a field only some protocols may set (Param.exclusive) keeps its default elsewhere
+        for d, users in declared_params():
+            if d.exclusive and self.name not in users and getattr(self, d.name) != d.default:
+                _check(False, f"{pre}.{d.name}",
+                       f"{str(d.default).lower()} for protocol {self.name} ({d.exclusive} "
+                       f"{' and '.join(users)})", getattr(self, d.name))
+
+
+def _protocol_field(d):
+    if d.kind == "int":
+        hi = I32_MAX if d.hi is None else d.hi
+        return int, _int(d.default, d.lo, hi, d.unit, d.note)
+    if d.kind == "bool":
+        return bool, _flag(d.default)
+    return float, _num(d.default, d.lo, d.hi, d.unit, "number", note=d.note)
+
+
+# built from the registry, so that a protocol adds its fields without editing this file
+ProtocolConfig = dataclasses.make_dataclass(
+    "ProtocolConfig",
+    [("name", str, _choice("none", PROTOCOLS))]
+    + [(d.name, *_protocol_field(d)) for d, _users in declared_params()],
+    bases=(_ProtocolSection,), frozen=True)
+ProtocolConfig.__module__ = __name__
+ProtocolConfig.__doc__ = _ProtocolSection.__doc__
 
 
 @dataclass(frozen=True)
@@ -517,7 +529,8 @@ class LimitsConfig(_Section):
 ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "network.routing",
                 "network.adaptive_bias", "network.adaptive_threshold", "network.vc_assignment",
                 "network.deadlock_check", "topology.local_latency", "topology.global_latency",
-                "workload.shift")
+                "workload.shift") + tuple(
+    f"protocol.{d.name}" for d, _users in declared_params() if d.added)
 
 SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,
             "mpi": MpiConfig, "protocol": ProtocolConfig, "workload": WorkloadConfig,
@@ -566,16 +579,9 @@ class RunConfig:
         if w.kind == "shift":
             _check(self.shift_nodes % nodes != 0, "workload.shift",
                    f"a shift that is not a multiple of the {nodes} nodes (0: default)", w.shift)
-        p = self.protocol
-        if p.name in CREDIT_PROTOCOLS:
-            _check(not w.synthetic, "protocol.name",
-                   "none for network-only traffic (no ranks, no mailboxes)", p.name)
-            n = self.n_ranks
-            need = 2 * p.credit_slots * n
-            _check(p.mailbox_slots >= need, "protocol.mailbox_slots",
-                   f">= {need} = {2 * p.credit_slots} slots per process x {n} processes (Eq. 2: "
-                   f"data region >= credit region >= 1 slot per process, credit_slots "
-                   f"{p.credit_slots})", p.mailbox_slots)
+        check_run = protocol(self.protocol.name).check_run
+        if check_run is not None:
+            check_run(self)
 
     def _check_routing(self) -> None:
         n, t = self.network, self.topology

@@ -47,6 +47,7 @@ from . import __version__
 from .config import ADDED_FIELDS, RunConfig, from_dict
 from .dtypes import CTRL_CLASSES, KIND_CLASSES, MAX_MARKS
 from .errors import StoreError
+from .protocols.registry import all_outputs, protocol
 
 SCHEMA_VERSION = 3   # 2: credit_snapshot_in; 3: *_at_mark; stores of another version are refused
 STR = np.dtypes.StringDType()
@@ -122,6 +123,19 @@ SCHEMA: dict[str, Variable] = {
     "packets_delivered": Variable(P, _I, "packets", "packets delivered to their destination NIC"),
     "events_processed": Variable(P, _I, "events", "simulator events processed"),
 }
+# The registered protocols' own outputs (protocols/registry.py Output), declared there with
+# dims and units. A Dataset holds those of the protocols its points run (schema_for), so that
+# results of the other protocols (and their goldens and stores) are unchanged by a new one.
+PROTOCOL_SCHEMA: dict[str, Variable] = {
+    name: Variable(tuple(o.dims), np.dtype(o.dtype), o.units, o.description)
+    for name, o in all_outputs().items()}
+
+
+def schema_for(configs: Iterable[RunConfig]) -> dict[str, Variable]:
+    """SCHEMA plus the outputs of the protocols that `configs` run."""
+    used = {c.protocol.name for c in configs}
+    own = {k for name in used for k in protocol(name).outputs}
+    return {**SCHEMA, **{k: v for k, v in PROTOCOL_SCHEMA.items() if k in own}}
 
 
 # ---- config parameters as coordinates ----------------------------------------------------------
@@ -173,7 +187,8 @@ def result_sizes(configs: Iterable[RunConfig]) -> dict[str, int]:
     n = max(c.n_ranks for c in configs)
     return {"point": len(configs), "rank": n, "peer": n, "kind": len(KIND_CLASSES),
             "ctrl": len(CTRL_CLASSES), "mark": MAX_MARKS,
-            "snapshot": max(snapshot_count(c) for c in configs)}
+            "snapshot": max(snapshot_count(c) for c in configs),
+            "node": max(c.n_nodes for c in configs)}
 
 
 def pad_points(rows: Iterable[np.ndarray], var: "Variable", shape: tuple[int, ...]) -> np.ndarray:
@@ -196,14 +211,19 @@ def build_dataset(configs: Iterable[RunConfig], arrays: Mapping[str, Any],
     configs = list(configs)
     if not configs:
         raise ValueError("build_dataset needs at least one config")
+    # SCHEMA is required; the outputs of the protocols the configs run are taken if given, and
+    # other protocols' outputs (engine results hold every registered one) are left out
+    allowed = schema_for(configs)
     missing = [k for k in SCHEMA if k not in arrays]
-    unknown = [k for k in arrays if k not in SCHEMA]
+    unknown = [k for k in arrays if k not in SCHEMA and k not in PROTOCOL_SCHEMA]
     if missing or unknown:
         raise ValueError(f"arrays do not match SCHEMA: missing {missing}, unknown {unknown}")
     n_ranks = [c.n_ranks for c in configs]
     sizes = result_sizes(configs)
     data_vars = {}
-    for name, var in SCHEMA.items():
+    for name, var in allowed.items():
+        if name not in arrays:
+            continue
         a = np.asarray(arrays[name])
         shape = tuple(sizes[d] for d in var.dims)
         if a.shape != shape:

@@ -47,7 +47,9 @@ PK_CTRL = 2       # flow-control packet (credits, requests), VELO packet into th
 PK_RMA_GET = 3    # RMA get request, handled by the sender's NIC, no mailbox
 PK_RMA_DATA = 4   # RMA payload, written to user memory by the receiver's NIC, no mailbox
 PK_SYNTH = 5      # synthetic network-only traffic, consumed by the destination NIC
-N_PK = 6
+PK_PROTO = 6      # a protocol's own NIC-to-NIC packet (common.proto_send), consumed by the
+                  # destination's nic_on_eject hook (credits, NAKs, BECNs: docs/design.md)
+N_PK = 7
 # Control packets (PK_CTRL) carry a type in pk_aux / the mailbox entry (EXTOLL sections 5.2, 6.1).
 CT_CREDIT = 0     # credit packet: returns credits, uses a credit slot, consumes no credit
 CT_REQUEST = 1    # compulsory credit return request (dynamic): consumes a credit
@@ -59,11 +61,12 @@ PIGGYBACK_BYTES = 2   # section 5.4: credit information in the last two bytes of
 PIGGYBACK_MAX = 0xFFFF
 # Output statistics fold packet kinds into these classes (dim "kind" of packets_sent).
 KIND_CLASSES = ("data", "control", "rma")
-PK_CLASS = (0, 0, 1, 2, 2, 0)
+PK_CLASS = (0, 0, 1, 2, 2, 0, 1)
 
 # ---- event kinds (timing-wheel entries) ------------------------------------------------------
 EV_ARB = 1        # arbitrate an output port: a = router, b = port
 EV_CREDIT = 2     # link credits back at an output: a = router, b = port*MAX_VCS + vc, c = flits
+EV_PROTO_TIMER = 3  # a protocol's timer (common.proto_timer): a = target, b = arg (its own meaning)
 EV_NIC_TX = 4     # try to inject from the NIC: a = node
 EV_NIC_RX = 5     # a packet tail reached the destination NIC: a = node, b = packet
 EV_NIC_CREDIT = 6 # injection-link credits back at the NIC: a = node, c = flits
@@ -104,12 +107,21 @@ ERR_NAMES = {ERR_DEADLOCK: "deadlock", ERR_NO_PROGRESS: "no progress",
              ERR_INVARIANT: "invariant broken", ERR_MAX_CYCLES: "max cycles reached",
              ERR_PROGRAM: "malformed program"}
 
-# ---- protocol ids (kernels dispatch on these; names and properties: protocols/catalogue.py) ----
-PROTO_NONE = 0          # unlimited mailbox, no software flow control (the papers' reference)
-PROTO_BACKPRESSURE = 1  # finite mailbox, EXTOLL hardware back-pressure only
-PROTO_WINDOW = 2        # fixed credit window per peer (a trivial plug-in used by the tests)
-PROTO_STATIC = 3        # EXTOLL static credit-based flow control (paper section 5)
-PROTO_DYNAMIC = 4       # EXTOLL dynamic credit-based flow control (paper section 6)
+# ---- protocol hooks (kernel ids and names: extoll_vec/protocols/registry.py) ------------------
+# bits of par[P_HOOKS]: the hot-path hooks the member's protocol defines; a core call site tests
+# its bit first, so a member whose protocol lacks the hook pays one predictable branch
+H_NIC_INJECT = 1      # nic_may_inject
+H_NIC_EJECT = 2       # nic_on_eject (also: the member's protocol may send PK_PROTO packets)
+H_ROUTER = 4          # router_on_forward
+H_TIMER = 8           # on_timer
+# nic_may_inject results: 0 inject now, t > now retry at t (throttle), INJ_HOLD wait for the
+# protocol to wake the NIC (common.request_tx)
+INJ_HOLD = -1
+# nic_on_eject results
+EJ_ACCEPT = 0         # the core handles the packet as usual
+EJ_HOLD = 1           # stop draining this node's ejection buffer (back-pressure) until the
+                      # protocol schedules EV_NIC_DRAIN (common.drain_at)
+EJ_CONSUMED = 2       # the protocol took the packet (dropped, NAKed, forwarded): the core frees it
 
 # ---- per-member parameter vector (int64 [batch, N_PAR], times in cycles) ------------------------
 P_LINK_LAT = 0        # link latency
@@ -155,6 +167,9 @@ P_PROGRESS = 39       # packets the MPI progress engine retrieves at most per MP
 P_NIC_GAP = 40       # NIC packet rate: cycles from one injected packet's head to the next's, at least
 # Slots 41..59 are reserved in blocks for the seams of issue 22 (each block documents its own):
 # 41..47 protocol registry and hooks, 48..55 routing and link classes, 56..59 router model.
+P_HOOKS = 41          # bitmask H_* of the hot-path hooks the member's protocol defines
+P_PP0 = 42            # 42..47: a registered protocol's own parameters (its params() writes them)
+N_PP = 6
 # -- 48..55: routing plug-ins and link classes (kernels/routing.py) --
 P_ROUTING = 48        # 0: table routing, layered VCs (the fast path); else RT_* | RT_FLAT
 P_ADAPT_BIAS = 49     # UGAL/PAR minimal bias, fixed point x 2**ADAPT_BIAS_BITS

@@ -6,7 +6,8 @@ MW words of a VOQ bitmask (ceil(P * MAX_VCS / 64)), N nodes,
 FQ NIC FIFO slots, NW ranks per node, EQ ejection slots, RQ RMA queue,
 NR ranks, MC mailbox ring, SQ send slots, RD receive slots, UQ unexpected-message pool, GQ GET
 queue, CQ control queue, K flow-control fields per peer, KR flow-control fields per rank,
-NSNAP credit snapshots (OP_SNAPSHOT).
+NSNAP credit snapshots (OP_SNAPSHOT); the protocol's (protocols/registry.py): KN fields per
+node, KNP per-node parameters, PF packet fields, PQ protocol packets queued per NIC.
 The table FIELDS is the single declaration: name -> (dtype, dims, initial value).
 """
 from collections import namedtuple
@@ -108,6 +109,12 @@ FIELDS = {
     "snap_in": (I32, ("B", "NSNAP", "NR"), -1),  # OP_SNAPSHOT: credits each peer owns towards it
     "rk_snap": (I32, ("B", "NR"), 0),           # snapshots a rank has taken
     "rk_pass": (I32, ("B", "NR"), -1),          # progress pass before an MPI call (host.py)
+    # the member's protocol (kernels/flowctl.py): per-node state and parameters, the packet
+    # fields it declares, its NIC-level packets waiting at each NIC (common.proto_send)
+    "fcn": (I32, ("B", "N", "KN"), 0),
+    "npar": (I64, ("B", "N", "KNP"), 0),
+    "pk_pf": (I32, ("B", "NPK", "PF"), 0),
+    "pq": (IDX, ("B", "N", "PQ"), -1), "pq_head": (I32, ("B", "N"), 0), "pq_cnt": (I32, ("B", "N"), 0),
 }
 
 State = namedtuple("State", list(FIELDS))

@@ -9,9 +9,17 @@ afresh, and processes of the same version (Dask workers, later runs) share one c
 directory is ``$EXTOLL_VEC_CACHE_DIR`` or ``$NUMBA_CACHE_DIR`` or ``kernels/__pycache__`` (if
 writable, else ``~/.cache/extoll-vec``), plus ``numba-<hash>``. Other ``numba-*`` siblings are
 removed (in ``kernels/__pycache__`` at once; in a shared root once unused for a week).
+
+The protocol hooks' dispatch module is generated from the protocol registry
+(protocols/registry.py dispatch_source) into that directory as ``proto_dispatch.py`` (written
+atomically, and only when its text changes, so that its cached machine code stays valid across
+processes) and imported as ``extoll_vec.kernels.dispatch``; its text and the registry's record
+modules are part of the hash.
 """
 import hashlib
+import importlib.util
 import os
+import sys
 import shutil
 import time
 from pathlib import Path
@@ -22,10 +30,13 @@ from numba.core import config as _numba_config
 from extoll_vec import dtypes as _dtypes
 from extoll_vec import formulas as _formulas
 from extoll_vec.protocols import fc_layout as _fc_layout
+from extoll_vec.protocols import registry as _registry
 
 _HERE = Path(__file__).resolve().parent
+_DISPATCH = _registry.dispatch_source()
 _SOURCES = sorted(_HERE.glob("*.py")) + [Path(m.__file__)
-                                          for m in (_dtypes, _formulas, _fc_layout)]
+                                          for m in (_dtypes, _formulas, _fc_layout)] + sorted(
+    {Path(f) for f in _registry.source_files()})
 
 
 def source_digest() -> str:
@@ -33,7 +44,24 @@ def source_digest() -> str:
     for p in _SOURCES:
         h.update(p.name.encode())
         h.update(p.read_bytes())
+    h.update(_DISPATCH.encode())
     return h.hexdigest()[:16]
+
+
+def _load_dispatch(d: Path):
+    """Write the generated dispatch module into the cache directory d (only if its text
+    differs: Numba's cache index is keyed on the file's time stamp) and import it."""
+    path = d / "proto_dispatch.py"
+    if not path.exists() or path.read_text() != _DISPATCH:
+        tmp = d / f".proto_dispatch.{os.getpid()}.tmp"
+        tmp.write_text(_DISPATCH)
+        os.replace(tmp, path)
+    name = __name__ + ".dispatch"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def cache_dir() -> Path:
@@ -64,6 +92,7 @@ def cache_dir() -> Path:
 _saved = _numba_config.CACHE_DIR
 _numba_config.CACHE_DIR = str(cache_dir())
 try:  # decorating with cache=True reads CACHE_DIR: every kernel module is decorated here
+    dispatch = _load_dispatch(Path(_numba_config.CACHE_DIR))
     from . import common, flowctl, host, network, nic, progstats, sim, wheel  # noqa: F401
 finally:
     _numba_config.CACHE_DIR = _saved

@@ -2,8 +2,9 @@
 injection FIFO, waking a rank, and the packet arithmetic of extoll_vec/formulas.py compiled
 for them. The functions on state take (S, b) = state and batch member."""
 from extoll_vec import formulas
-from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, EV_NIC_TX, EV_RANK, P_FLIT_BYTES,
-                               P_NIC_FIFO, P_PKT_OVERHEAD, P_SYNTH, W_NIC)
+from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, ERR_QUEUE, EV_NIC_DRAIN, EV_NIC_TX,
+                               EV_PROTO_TIMER, EV_RANK, P_FLIT_BYTES, P_NIC_FIFO, P_PKT_OVERHEAD,
+                               P_SYNTH, PK_PROTO, W_NIC)
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.wheel import schedule
 
@@ -31,6 +32,10 @@ def pk_alloc(S, b):
 
 @inner
 def pk_free(S, b, h):
+    # a free slot's protocol packet fields are 0, so a new packet starts with 0 (cleared here:
+    # pk_free has one call site, pk_new four in rank_step, each an inlined copy; PF = 0: none)
+    for i in range(S.pk_pf.shape[2]):
+        S.pk_pf[b, h, i] = 0
     S.pk_next[b, h] = S.pk_meta[b, 0]
     S.pk_meta[b, 0] = h
     S.pk_meta[b, 1] -= 1
@@ -119,3 +124,38 @@ def nic_release_one(S, b, node, now):
         S.st_stall[b, r] += now - S.rk_stall0[b, r]
         S.rk_wait[b, r] = 0
         wake_rank(S, b, r, now)
+
+
+# ---- for protocols (the hooks of kernels/flowctl.py) ------------------------------------------
+@inner
+def proto_send(S, par, b, node, dnode, flits, now):
+    """Node's NIC sends a protocol packet (PK_PROTO: a credit, a NAK, a forwarded copy) to node
+    dnode; the destination's nic_on_eject receives it. It waits in the node's protocol queue,
+    which the NIC serves before its FIFO and RMA engine and which nic_may_inject never holds.
+    Returns the packet id (the protocol writes pk_aux, pk_pay, pk_pf) or -1 (queue or pool
+    full: an error flag is set)."""
+    Q = S.pq.shape[2]
+    if S.pq_cnt[b, node] >= Q:
+        S.status[b] |= ERR_QUEUE
+        return -1
+    h = pk_new(S, b, PK_PROTO, node, dnode, dnode, flits, 1, 0, 0, 0, now)
+    if h < 0:
+        return -1
+    S.pq[b, node, (S.pq_head[b, node] + S.pq_cnt[b, node]) % Q] = h
+    S.pq_cnt[b, node] += 1
+    request_tx(S, b, node, max(now, S.nic_busy[b, node]))
+    return h
+
+
+@inner
+def proto_timer(S, b, t, target, arg):
+    """The member's protocol gets on_timer(target, arg) at cycle t (per node, per pair, ...:
+    target and arg mean what the protocol says). A periodic timer must stop rescheduling itself
+    once the run is over, or an MPI run never runs out of events."""
+    schedule(S, b, t, EV_PROTO_TIMER, target, arg, 0)
+
+
+@inner
+def drain_at(S, b, node, t):
+    """The NIC of node resumes draining its ejection buffer at t (after nic_on_eject HOLD)."""
+    schedule(S, b, t, EV_NIC_DRAIN, node, 0, 0)

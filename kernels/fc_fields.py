@@ -7,14 +7,8 @@ name from this module.
 """
 from extoll_vec.dtypes import CT_CREDIT, ERR_QUEUE
 from extoll_vec.kernels.jit import inner
-from extoll_vec.protocols.catalogue import protocol
 from extoll_vec.protocols.fc_layout import *  # noqa: F401,F403 (the layout, for the kernels)
 from extoll_vec.protocols.fc_layout import CQ_TYPE, F_QUEUED
-
-
-def fields_needed(proto_name: str, credit_slots: int) -> int:
-    """K of the fc table for one protocol (protocols/catalogue.py)."""
-    return protocol(proto_name).pair_fields(credit_slots)
 
 
 @inner

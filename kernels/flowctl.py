@@ -1,132 +1,44 @@
-"""The flow-control plug: the host and NIC kernels call these hooks and never look inside a
-protocol. Adding a protocol adds a branch here and a module of its own; the network, NIC and
-host kernels stay as they are.
+"""The protocol hooks: the core kernels (host, NIC, router, event loop) call these and never look
+inside a protocol. They are the generated dispatch module (extoll_vec/protocols/registry.py
+dispatch_source, written and imported by kernels/__init__.py): per hook, one branch per
+registered protocol that defines it, on proto = par[b, P_PROTO], else the default below.
+A protocol is a record (protocols/registry.py) and a module of hook functions; adding one
+changes no core kernel (docs/design.md, "Protocols plug in through hooks").
 
-Hooks (proto = par[b, P_PROTO], per batch member; costs are CPU time in fixed point, credit
-operations x par[P_CREDIT] in 1/2**CREDIT_FRAC_BITS cycles: host.fc_cycles turns them into cycles):
-- fc_init()                          state at cycle 0
-- may_send(r, dst)                   may rank r write one more data packet to dst now?
-- on_sent(r, dst)                    a data packet to dst was written
+Rank hooks (costs are CPU time in fixed point, credit operations x par[P_CREDIT] in
+1/2**CREDIT_FRAC_BITS cycles: host.fc_cycles turns them into cycles):
+- fc_init(S, T, par, b)              state at cycle 0 (may schedule timers)        default: -
+- may_send(r, dst)                   may rank r write one more data packet to dst?  True
+- on_sent(r, dst)                    a data packet to dst was written               0
 - on_arrival(r, src, kind, ctype)    the NIC wrote a packet from src into r's mailbox
-- on_retrieved(r, src)               a data packet from src was taken out of r's mailbox
+- on_retrieved(r, src)               a data packet from src was taken out of r's mailbox  0
 - on_control(r, src, ctype, pay)     a control packet (or piggybacked credits) from src was
-                                     taken out of r's mailbox
+                                     taken out of r's mailbox                      0
 - ctrl_payload(r, dst, ctype)        the payload of the control packet r writes now, or -1:
-                                     withheld (the protocol queues it again later)
-- piggyback(r, dst)                  credits riding on the last, partly filled packet to dst
+                                     withheld (the protocol queues it again later)  0
+- piggyback(r, dst)                  credits riding on the last, partly filled packet to dst  0
+- snapshot_field()                   the fc field of credits a rank owns towards a peer, which
+                                     OP_SNAPSHOT records (a field index, not a call per pair:
+                                     every inlined copy enlarges rank_step)         -1: none
 Protocols queue control packets themselves (fc_fields.queue_ctrl); the host writes them
-before any data. State: fc int32 [B, NR, NR, K] and fcr int32 [B, NR, KR] (protocols/fc_layout.py).
+before any data. State: fc int32 [B, NR, NR, K], fcr int32 [B, NR, KR] (per pair, per rank).
 
-Protocols:
-- none / backpressure: always may send; no control packets.
-- window (the trivial plug-in of the tests): a sender owns `window` credits per receiver; the
-  receiver returns what it retrieved in a control packet every `threshold` packets.
-- static (fc_static.py) and dynamic (fc_dynamic.py): EXTOLL sections 5 and 6.
+NIC, router and timer hooks (called only if the member's par[P_HOOKS] has their bit H_*):
+- nic_may_inject(S, T, par, b, node, h, now)  the NIC would inject its FIFO head h now (it has
+      the link credits): 0 inject, t > now retry at t (throttle), INJ_HOLD wait until the
+      protocol calls common.request_tx
+- nic_on_eject(S, T, par, b, node, h, now)    packet h is next in node's ejection buffer:
+      EJ_ACCEPT (handled as usual), EJ_HOLD (stop draining, back-pressure, until
+      common.drain_at), EJ_CONSUMED (the protocol took it; the core frees it). A protocol
+      answers or forwards with common.proto_send (a PK_PROTO packet from a NIC)
+- router_on_forward(S, par, b, r, pi, po, h, now)  packet h won output po of router r (from
+      input pi): mark it (pk_pf), count, ...
+- on_timer(S, T, par, b, target, arg, now)    an EV_PROTO_TIMER scheduled by common.proto_timer
+State: fcn int32 [B, N, KN] per node, npar int64 [B, N, KNP] per-node parameters (the
+record's node_params), pk_pf int32 [B, NPK, PF] the packet fields the protocol declares,
+the protocol's own scalar parameters in par[P_PP0..] (or slots of its own).
 """
-from extoll_vec.dtypes import (CT_CREDIT, P_CREDIT, P_PROTO, P_QUOTA, P_THRESHOLD, P_WINDOW,
-                               PROTO_DYNAMIC, PROTO_STATIC, PROTO_WINDOW)
-from extoll_vec.kernels import fc_dynamic, fc_static
-from extoll_vec.kernels.fc_fields import (F_CURRENT, F_OWNED, F_QUEUED, F_RETRIEVED,
-                                          queue_ctrl)
-from extoll_vec.kernels.jit import inner
-
-# window fields (its own three; protocols/fc_layout.py documents the credit protocols' layout)
-F_CREDITS = F_OWNED
-
-
-@inner
-def fc_init(S, par, b):
-    proto = par[b, P_PROTO]
-    if proto == PROTO_STATIC:
-        fc_static.init(S, par, b)
-    elif proto == PROTO_DYNAMIC:
-        fc_dynamic.init(S, par, b)
-    elif proto == PROTO_WINDOW:
-        R = S.fc.shape[1]
-        w = par[b, P_WINDOW]
-        for r in range(R):
-            for q in range(R):
-                S.fc[b, r, q, F_CREDITS] = w
-                S.fc[b, r, q, F_RETRIEVED] = 0
-                S.fc[b, r, q, F_QUEUED] = 0
-
-
-@inner
-def may_send(S, par, b, r, dst):
-    if par[b, P_PROTO] >= PROTO_WINDOW:
-        return S.fc[b, r, dst, F_OWNED] > 0
-    return True
-
-
-@inner
-def on_sent(S, par, b, r, dst):
-    proto = par[b, P_PROTO]
-    if proto == PROTO_STATIC or proto == PROTO_DYNAMIC:
-        return fc_static.on_sent(S, b, r, dst) * par[b, P_CREDIT]
-    if proto == PROTO_WINDOW:
-        S.fc[b, r, dst, F_CREDITS] -= 1
-        return par[b, P_CREDIT]
-    return 0
-
-
-@inner
-def on_arrival(S, par, b, r, src, kind, ctype):
-    proto = par[b, P_PROTO]
-    if proto == PROTO_STATIC:
-        fc_static.on_arrival(S, par, b, r, src, kind, ctype, par[b, P_QUOTA])
-    elif proto == PROTO_DYNAMIC:
-        fc_static.on_arrival(S, par, b, r, src, kind, ctype, S.fc[b, r, src, F_CURRENT])
-
-
-@inner
-def on_retrieved(S, par, b, r, src):
-    proto = par[b, P_PROTO]
-    if proto == PROTO_STATIC:
-        return fc_static.on_retrieved(S, par, b, r, src) * par[b, P_CREDIT]
-    if proto == PROTO_DYNAMIC:
-        return fc_dynamic.on_retrieved(S, par, b, r, src) * par[b, P_CREDIT]
-    if proto == PROTO_WINDOW:
-        S.fc[b, r, src, F_RETRIEVED] += 1
-        if S.fc[b, r, src, F_RETRIEVED] >= par[b, P_THRESHOLD] and S.fc[b, r, src, F_QUEUED] == 0:
-            S.fc[b, r, src, F_QUEUED] = 1
-            queue_ctrl(S, b, r, src, CT_CREDIT)
-        return par[b, P_CREDIT]
-    return 0
-
-
-@inner
-def ctrl_payload(S, par, b, r, dst, ctype):
-    proto = par[b, P_PROTO]
-    if proto == PROTO_STATIC:
-        return fc_static.credit_payload(S, b, r, dst)
-    if proto == PROTO_DYNAMIC:
-        return fc_dynamic.payload(S, par, b, r, dst, ctype)
-    if proto == PROTO_WINDOW:
-        n = S.fc[b, r, dst, F_RETRIEVED]
-        S.fc[b, r, dst, F_RETRIEVED] = 0
-        S.fc[b, r, dst, F_QUEUED] = 0
-        return n
-    return 0
-
-
-@inner
-def piggyback(S, par, b, r, dst):
-    proto = par[b, P_PROTO]
-    if proto == PROTO_STATIC:
-        return fc_static.piggyback(S, b, r, dst)
-    if proto == PROTO_DYNAMIC:
-        return fc_dynamic.piggyback(S, par, b, r, dst)
-    return 0
-
-
-@inner
-def on_control(S, par, b, r, src, ctype, payload):
-    proto = par[b, P_PROTO]
-    if proto == PROTO_STATIC:
-        return fc_static.on_control(S, b, r, src, ctype, payload) * par[b, P_CREDIT]
-    if proto == PROTO_DYNAMIC:
-        return fc_dynamic.on_control(S, par, b, r, src, ctype, payload) * par[b, P_CREDIT]
-    if proto == PROTO_WINDOW:
-        S.fc[b, r, src, F_CREDITS] += payload
-        return par[b, P_CREDIT]
-    return 0
+from extoll_vec.kernels.dispatch import (ctrl_payload, fc_init, may_send,  # noqa: F401
+                                         nic_may_inject, nic_on_eject, on_arrival, on_control,
+                                         on_retrieved, on_sent, on_timer, piggyback,
+                                         router_on_forward, snapshot_field)

@@ -37,7 +37,7 @@ from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_P
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.common import (flits_of, message_packets, nic_block_rank, nic_full,
                                       nic_push, pk_new, wake_rank)
-from extoll_vec.kernels.fc_fields import CQ_TYPE, F_OWNED, F_SEQ_TX
+from extoll_vec.kernels.fc_fields import CQ_TYPE, F_SEQ_TX
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.wheel import schedule
 
@@ -522,10 +522,11 @@ def rank_step(S, T, par, ops, b, r, now):
                 if k < S.snap.shape[1]:
                     # both directions: what r owns towards q (the paper's Figure 19) and what
                     # q owns towards r (where r's own Eq. 6 steals move credits)
+                    f = flowctl.snapshot_field(S, par, b)   # -1: the protocol has none
                     for q in range(S.snap.shape[2]):
-                        if S.fc.shape[3] > F_OWNED:
-                            S.snap[b, k, q] = S.fc[b, r, q, F_OWNED]
-                            S.snap_in[b, k, q] = S.fc[b, q, r, F_OWNED]
+                        if f >= 0:
+                            S.snap[b, k, q] = S.fc[b, r, q, f]
+                            S.snap_in[b, k, q] = S.fc[b, q, r, f]
                 S.rk_snap[b, r] = k + 1
                 S.rk_pc[b, r] = pc + 1
             elif op == OP_END:

@@ -39,7 +39,9 @@ without a division), ib_cnt/ib_flits int32 [B, R, P, V] (input buffer occupancy)
 from numba.cpython.unsafe.numbers import trailing_zeros   # LLVM cttz: the lowest set bit
 
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT, EV_NIC_RX,
-                               MAX_VCS, P_BUF_FLITS, P_LINK_LAT, P_ROUTER_DELAY, VC_SHIFT)
+                               H_ROUTER, MAX_VCS, P_BUF_FLITS, P_HOOKS, P_LINK_LAT,
+                               P_ROUTER_DELAY, VC_SHIFT)
+from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.router_iq import xbar_free
 from extoll_vec.kernels.routing import link_lat, route_out
@@ -173,6 +175,8 @@ def arbitrate(S, T, par, b, r, po, now):
     S.op_busy[b, r, po] = t_free
     S.op_util[b, r, po] += L
     S.hops[b] += 1
+    if par[b, P_HOOKS] & H_ROUTER:   # the protocol's router hook (marking, seed 001 FECN)
+        flowctl.router_on_forward(S, par, b, r, pi, po, h, now)
     if S.outq[b, r, po] > 0:
         request_arb(S, b, r, po, t_free)
     # the tail leaves the input buffer at t_in - 1; its credits travel back one link

@@ -16,13 +16,15 @@ rows (destination node, destination rank, source rank, bytes left, send slot, re
 import math
 
 import numpy as np
-from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_INVARIANT, ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN,
-                               EV_NIC_TX, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
+from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, ERR_BUFFER_OVERFLOW, ERR_INVARIANT,
+                               ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN, H_NIC_EJECT, H_NIC_INJECT,
+                               P_HOOKS, EV_NIC_TX, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_MEASURE, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, P_WARMUP, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, P_ROUTER, ROUTER_VOQ)
 from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
                                       request_tx, wake_rank)
+from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.fc_fields import F_SEQ_RX
 from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write
 from extoll_vec.kernels.jit import inner
@@ -44,13 +46,25 @@ def nic_tx(S, T, par, b, n, now):
     if S.nic_busy[b, n] > now:
         request_tx(S, b, n, S.nic_busy[b, n])
         return
+    hooks = par[b, P_HOOKS]
     has_pio = S.nq_cnt[b, n] > 0
     has_rma = S.rq_cnt[b, n] > 0
-    if not has_pio and not has_rma:
+    # a protocol's own packets (common.proto_send) go first: they return credits or answer,
+    # and nic_may_inject never holds them
+    use_pq = hooks != 0 and S.pq_cnt[b, n] > 0
+    if not has_pio and not has_rma and not use_pq:
         return
     use_rma = has_rma and (not has_pio or S.nic_rr[b, n] == 1)
     RQ = S.rq.shape[2]
-    if use_rma:
+    if use_pq:
+        PQ = S.pq.shape[2]
+        h = S.pq[b, n, S.pq_head[b, n]]
+        L = S.pk_flits[b, h]
+        if S.nic_cr[b, n] < L:
+            return
+        S.pq_head[b, n] = (S.pq_head[b, n] + 1) % PQ
+        S.pq_cnt[b, n] -= 1
+    elif use_rma:
         k = S.rq_head[b, n]
         this = min(par[b, P_RMA_BYTES], S.rq[b, n, k, 3])
         L = flits_of(par, b, this)
@@ -73,16 +87,23 @@ def nic_tx(S, T, par, b, n, now):
         L = S.pk_flits[b, h]
         if S.nic_cr[b, n] < L:
             return
+        if hooks & H_NIC_INJECT:   # the protocol may throttle or hold the FIFO head
+            t = flowctl.nic_may_inject(S, T, par, b, n, h, now)
+            if t != 0:
+                if t > now:
+                    request_tx(S, b, n, t)
+                return
         S.nq_head[b, n] = (S.nq_head[b, n] + 1) % Q
         S.nq_cnt[b, n] -= 1
         nic_release_one(S, b, n, now)
-    S.nic_rr[b, n] = 0 if use_rma else 1
+    if not use_pq:
+        S.nic_rr[b, n] = 0 if use_rma else 1
     S.nic_cr[b, n] -= L
     # the next packet may start when this one has left at link rate and, if the NIC's packet
     # rate is the slower (network.nic_packet_ns), when its engine is ready again
     busy = now + max(L, par[b, P_NIC_GAP])
     S.nic_busy[b, n] = busy
-    if S.nq_cnt[b, n] > 0 or S.rq_cnt[b, n] > 0:
+    if S.nq_cnt[b, n] > 0 or S.rq_cnt[b, n] > 0 or S.pq_cnt[b, n] > 0:
         request_tx(S, b, n, busy)
     if par[b, P_ROUTER] != ROUTER_VOQ:
         iq_accept(S, T, par, b, T.node_router[n], T.node_port[n], 0, h, now)
@@ -108,11 +129,19 @@ def nic_rx(S, par, b, n, h):
 @inner
 def nic_drain(S, T, par, b, n, now):
     EQ = S.ej_q.shape[2]
+    hooks = par[b, P_HOOKS]
     while S.ej_cnt[b, n] > 0:
         h = S.ej_q[b, n, S.ej_head[b, n]]
         kind = S.pk_kind[b, h]
         r = S.pk_dst[b, h]
-        if kind == PK_DATA or kind == PK_RNDV or kind == PK_CTRL:
+        act = EJ_ACCEPT
+        if hooks & H_NIC_EJECT:   # the protocol may hold, consume (drop, NAK, forward) or count
+            act = flowctl.nic_on_eject(S, T, par, b, n, h, now)
+            if act == EJ_HOLD:
+                return   # back-pressure until the protocol calls common.drain_at
+        if act != EJ_ACCEPT:
+            pass         # EJ_CONSUMED: the protocol took it; it leaves the buffer below
+        elif kind == PK_DATA or kind == PK_RNDV or kind == PK_CTRL:
             if S.mb_cnt[b, r] >= par[b, P_MAILBOX]:
                 if par[b, P_MAILBOX_HARD] != 0:
                     S.status[b] |= ERR_MAILBOX_OVERFLOW

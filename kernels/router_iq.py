@@ -47,9 +47,10 @@ granted at each output. The buffer, credit and busy arrays are the VOQ router's.
 """
 from numba.cpython.unsafe.numbers import trailing_zeros   # LLVM cttz: the lowest set bit
 
-from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT,
+from extoll_vec.dtypes import (H_ROUTER, P_HOOKS, ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT,
                                EV_NIC_RX, MAX_VCS, P_BUF_FLITS, P_LINK_LAT, P_ROUTER_DELAY,
                                P_SPEEDUP, SPEEDUP_ONE, VC_SHIFT)
+from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.routing import link_lat, route_out
 from extoll_vec.kernels.wheel import schedule
@@ -149,6 +150,8 @@ def _send(S, T, par, b, r, pi, vi, h, po, now):
     S.op_busy[b, r, po] = now + L
     S.op_util[b, r, po] += L
     S.hops[b] += 1
+    if par[b, P_HOOKS] & H_ROUTER:   # the protocol's router hook, as in network.arbitrate
+        flowctl.router_on_forward(S, par, b, r, pi, po, h, now)
     # the tail leaves the input buffer at t_in - 1; its credits travel back one link
     up_node = T.terminal_node[r, pi]
     if up_node >= 0:

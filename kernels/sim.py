@@ -11,7 +11,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from extoll_vec.dtypes import (ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS, EV_ARB,
-                               EV_CREDIT, EV_EJ_CREDIT, EV_GEN, EV_NIC_CREDIT,
+                               EV_CREDIT, EV_PROTO_TIMER, EV_EJ_CREDIT, EV_GEN, EV_NIC_CREDIT,
                                EV_NIC_DRAIN, EV_NIC_RX, EV_NIC_TX, EV_RANK, P_DRAIN, P_MAX_CYCLES,
                                P_MEASURE, P_NO_PROGRESS, P_ROUTER, P_SYNTH, P_WARMUP,
                                PROF_RANK_IDLE, PROF_RANK_OTHER, PROF_RANK_RETRIEVE,
@@ -31,7 +31,7 @@ def start(S, T, par, starts):
     program's first row), or each node's synthetic source draws its first packet."""
     B = S.now.shape[0]
     for b in range(B):
-        flowctl.fc_init(S, par, b)
+        flowctl.fc_init(S, T, par, b)
         if par[b, P_SYNTH] != 0:
             for n in range(T.node_router.shape[0]):
                 t = next_gap(par, S, b, n) - 1
@@ -79,6 +79,8 @@ def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
         on_gen(S, T, par, b, a, now)
     elif k == EV_EJ_CREDIT:
         on_ej_credit(S, T, b, a, c, now)
+    elif k == EV_PROTO_TIMER:
+        flowctl.on_timer(S, T, par, b, a, bb, now)
 
 
 @intrinsic

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..config import RunConfig
-from ..dataset import SCHEMA, build_dataset, pad_points, result_sizes
+from ..dataset import PROTOCOL_SCHEMA, build_dataset, pad_points, result_sizes, schema_for
 from ..errors import ConfigError, SimulationError
 from ..state import allocate
 from ..topology import build as build_topology
@@ -17,7 +17,7 @@ from ..topology.deadlock import check_deadlock_free
 from ..workloads import build_program, skewed, snapshot_counts, synthetic_destinations
 from extoll_vec.kernels import progstats, sim
 from .diagnostics import check_invariants, describe_error
-from .params import cycles, member_params, topo_arrays
+from .params import cycles, member_params, node_params, topo_arrays
 from .results import RESULT_VARIABLES, results
 from .sizing import (ProgramFigures, check_memory, check_widths, mailbox_capacity, shape_key,
                      state_sizes)
@@ -87,6 +87,7 @@ class Batch:
             if synth:
                 S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, topo.n_nodes, cfg.seed,
                                                        cfg.shift_nodes)
+            S.npar[b] = node_params(cfg, topo, sizes["KNP"])
         sim.start(S, self.T, self.par, self.starts)
 
     def run(self, progress: Callable[[float], None] | None = None,
@@ -133,9 +134,10 @@ def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | N
             res = run_batch([configs[i] for i in part], progress,
                             None if programs is None else [programs[i] for i in part])
             for j, i in enumerate(part):
-                per_point[i] = {name: res[name][j] for name in RESULT_VARIABLES}
+                per_point[i] = {name: res[name][j]
+                                for name in RESULT_VARIABLES + tuple(PROTOCOL_SCHEMA)}
     sizes = result_sizes(configs)
     arrays = {name: pad_points([pp[name] for pp in per_point], var,
                                tuple(sizes[d] for d in var.dims[1:]))
-              for name, var in SCHEMA.items()}
+              for name, var in schema_for(configs).items()}
     return build_dataset(configs, arrays)

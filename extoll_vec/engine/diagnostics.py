@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..errors import SimulationError
-from ..protocols.audit import quiescent_problems
+from ..protocols.registry import protocol_with_id
 from ..protocols.fc_layout import F_SEQ_RX, F_SEQ_TX
 from ..topology.deadlock import buffer_id, describe_cycle, find_cycle
 
@@ -116,7 +116,8 @@ def check_invariants(batch, b: int) -> None:
             x, y = (int(i) for i in np.argwhere(lost)[0])
             errors.append(f"rank {x} wrote {int(S.fc[b, x, y, F_SEQ_TX])} VELO packets to rank "
                           f"{y}, {int(S.fc[b, y, x, F_SEQ_RX])} reached its mailbox")
-        errors += quiescent_problems(S.fc[b], S.fcr[b], p)
+    # the member's protocol's own audit (protocols/registry.py)
+    errors += protocol_with_id(int(p[D.P_PROTO])).audit(batch, b)
     if errors:
         raise SimulationError(f"point {b}: invariant broken: " + "; ".join(errors),
                               D.ERR_INVARIANT, b)

@@ -9,8 +9,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..config import RunConfig
-from ..protocols.catalogue import protocol
-from ..protocols.extoll_static import layout as mailbox_layout
+from ..protocols.registry import hook_mask, protocol
 from ..state import Topo
 
 
@@ -58,8 +57,7 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_MAILBOX] = mailbox
     p[D.P_MAILBOX_HARD] = int(proto.mailbox_hard)
     p[D.P_PROTO] = proto.kernel_id
-    p[D.P_WINDOW] = pr.window
-    p[D.P_THRESHOLD] = pr.threshold
+    p[D.P_HOOKS] = hook_mask(proto)
     p[D.P_NIC_FIFO] = n.nic_fifo_packets
     p[D.P_NIC_GAP] = c(n.nic_packet_ns)
     p[D.P_BUF_FLITS] = n.buffer_flits
@@ -83,12 +81,17 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_ADAPT_THRESH] = n.adaptive_threshold
     p[D.P_LAT_TERM] = n.link_latency
     p[D.P_LAT_LOCAL], p[D.P_LAT_GLOBAL] = cfg.topology.link_latencies(n.link_latency)
-    if proto.credit:
-        lay = mailbox_layout(pr.mailbox_slots, cfg.n_ranks, pr.credit_slots)
-        p[D.P_CREDIT_SLOTS] = pr.credit_slots
-        p[D.P_QUOTA] = lay.quota
-        p[D.P_THRESH] = lay.threshold
-        p[D.P_DATA_REGION] = lay.data_region
-        p[D.P_DYN_REGION] = lay.dynamic_region
-        p[D.P_PIGGY] = int(pr.piggyback)
+    if proto.params is not None:   # the protocol's own slots (protocols/registry.py)
+        proto.params(cfg, p)
     return p
+
+
+def node_params(cfg: RunConfig, topo, knp: int) -> np.ndarray:
+    """The per-node parameters of one member, int64 [nodes, knp] (state npar): its protocol's
+    node_params builder, zero-padded to the batch's knp."""
+    out = np.zeros((topo.n_nodes, knp), np.int64)
+    build = protocol(cfg.protocol.name).node_params
+    if build is not None:
+        a = np.asarray(build(cfg, topo), np.int64)
+        out[:, :a.shape[1]] = a
+    return out

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..dataset import SCHEMA
+from ..dataset import PROTOCOL_SCHEMA, SCHEMA
+from ..protocols.registry import all_outputs, protocol
 
-RESULT_VARIABLES = tuple(SCHEMA)   # what results() returns: the dataset schema's variables
+RESULT_VARIABLES = tuple(SCHEMA)   # what results() returns: the dataset schema's variables,
+                                   # and the registered protocols' outputs (PROTOCOL_SCHEMA)
 
 
 def results(batch) -> dict[str, np.ndarray]:
@@ -59,4 +61,13 @@ def results(batch) -> dict[str, np.ndarray]:
     out["simulated_cycles"] = S.now.astype(np.int64)
     out["packets_delivered"] = S.delivered.astype(np.int64)
     out["events_processed"] = S.events.astype(np.int64)
+    # the protocols' own outputs: filled for the members running the protocol that declares them
+    dims = {"node": batch.topology.n_nodes, "rank": S.rk_pc.shape[1], "peer": S.rk_pc.shape[1]}
+    for name, o in all_outputs().items():
+        var = PROTOCOL_SCHEMA[name]
+        a = np.full((B,) + tuple(dims[d] for d in var.dims[1:]), var.fill, var.dtype)
+        for b, cfg in enumerate(batch.configs):
+            if name in protocol(cfg.protocol.name).outputs:
+                a[b] = o.extract(batch, b)
+        out[name] = a
     return out

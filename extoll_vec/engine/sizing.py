@@ -20,7 +20,8 @@ from ..config import I32_MAX, SECTIONS, RunConfig, TopologyConfig, bounds, show
 from ..errors import ConfigError
 from ..formulas import message_packets
 from extoll_vec.kernels import host
-from extoll_vec.kernels.fc_fields import RANK_FIELDS, fields_needed
+from extoll_vec.kernels.fc_fields import PAIR_FIELDS
+from ..protocols.registry import protocol
 
 NONE_MAILBOX_CAP = 1 << 16   # slots: the "unlimited" mailbox of protocol none holds this many
 
@@ -44,7 +45,7 @@ class ProgramFigures(NamedTuple):
 def mailbox_capacity(cfg: RunConfig, fig: ProgramFigures) -> int:
     """Mailbox slots per rank: the configured size, or for protocol none enough never to fill
     (every eager packet the rank will ever receive, capped at NONE_MAILBOX_CAP)."""
-    if cfg.protocol.name == "none":
+    if protocol(cfg.protocol.name).mailbox == "unlimited":
         return min(fig.inbound_packets + 1, NONE_MAILBOX_CAP)
     return cfg.protocol.mailbox_slots
 
@@ -56,6 +57,8 @@ def least_packet_flits(cfg: RunConfig) -> int:
     bytes - i * velo_payload) bytes, at least 1 (its last packet) or 0 when the header and the
     message are empty; an RMA data packet at least 1 byte (its last); control packets (8
     bytes), GETs (16) and rendezvous requests (header + 16) are not smaller."""
+    if protocol(cfg.protocol.name).nic_queue(cfg) > 0:
+        return 1   # a protocol's NIC-level packets (kernels/common.proto_send) may be 1 flit
     if cfg.workload.synthetic:
         return cfg.workload.packet_flits
     return cfg.network.flits(0 if cfg.mpi.header_bytes == 0 else 1)
@@ -76,6 +79,18 @@ def pool_packets(configs: Sequence[RunConfig], R: int, P: int, V: int, N: int, F
     return R * P * V * vc + N * (FQ + ej) + 1024
 
 
+def protocol_sizes(configs: Sequence[RunConfig]) -> dict:
+    """The protocol dimensions of the state (state.py): the largest any member's protocol
+    declares (protocols/registry.py); the in-order check's PAIR_FIELDS always."""
+    recs = [(protocol(c.protocol.name), c) for c in configs]
+    return dict(K=max(max(p.pair_fields(c.protocol), PAIR_FIELDS) for p, c in recs),
+                KR=max(p.rank_fields(c.protocol) for p, c in recs),
+                KN=max(p.node_fields(c.protocol) for p, c in recs),
+                KNP=max(p.node_param_count(c.protocol) for p, c in recs),
+                PF=max(len(p.packet_fields) for p, c in recs),
+                PQ=max(p.nic_queue(c) for p, c in recs))
+
+
 def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigures]) -> dict:
     """The size of every dimension of state.FIELDS for a batch (also the planner's estimate)."""
     c0 = configs[0]
@@ -89,14 +104,14 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
     rpn = max(c.mpi.ranks_per_node for c in configs)
     SQ = max(f.max_isends for f in figs) + 2 if NR else 1
     RD = max(f.max_irecvs for f in figs) + 2 if NR else 1
-    NPK = pool_packets(configs, R, P, V, N, FQ)
+    ps = protocol_sizes(configs)
+    NPK = pool_packets(configs, R, P, V, N, FQ) + N * ps["PQ"]
     sizes = dict(B=len(configs), R=R, P=P, V=V, MW=-(-P * D.MAX_VCS // 64), N=N, FQ=FQ,
                  NW=max(rpn, 1), EQ=EQ, RQ=max(rpn, 1) * SQ, NR=NR,
                  MC=max(mailbox_capacity(c, f) for c, f in zip(configs, figs)), SQ=SQ, RD=RD,
                  UQ=max(f.inbound_messages for f in figs) + 2, GQ=RD,
                  CQ=3 * NR + 16,   # a credit packet, a request and a response per peer
-                 K=max(fields_needed(c.protocol.name, c.protocol.credit_slots) for c in configs),
-                 KR=RANK_FIELDS, NSNAP=max(f.snapshots for f in figs), NPK=NPK)
+                 NSNAP=max(f.snapshots for f in figs), NPK=NPK, **ps)
     lat = max(max(c.network.link_latency, *c.topology.link_latencies(c.network.link_latency))
               + c.network.router_delay for c in configs) + maxL
     sizes["W"] = 1 << max(7, int(math.ceil(math.log2(4 * lat))))
@@ -108,6 +123,8 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
     # or router; the rest are per port, rank and node. 3 * NPK covers them with room (the
     # saturation test records the peak use).
     sizes["E"] = 3 * NPK + 3 * R * P + 2 * NR + 4 * N + 1024
+    if ps["KN"]:
+        sizes["E"] += N   # a protocol timer per node
     return sizes
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import dtypes as D
 from . import fc_layout as F
-from .catalogue import protocol_with_id
+from .registry import protocol_with_id
 
 
 def _pairs(fc: np.ndarray, field: int) -> np.ndarray:
@@ -36,8 +36,8 @@ def _first(mask: np.ndarray) -> tuple[int, int]:
 
 def credit_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list[str]:
     """fc int32 [NR, NR, K], fcr int32 [NR, KR], par int64 [N_PAR] of one member."""
-    proto = int(par[D.P_PROTO])
-    if not protocol_with_id(proto).credit:
+    proto = protocol_with_id(int(par[D.P_PROTO]))
+    if not proto.credit:
         return []
     n = fc.shape[0]
     off = ~np.eye(n, dtype=bool)
@@ -52,7 +52,7 @@ def credit_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list[st
         if (a[off] < 0).any():
             s, r = _first((a < 0) & off)
             out.append(f"{name} {int(a[s, r])} < 0 from rank {s} to rank {r}")
-    if proto == D.PROTO_STATIC:
+    if proto.name == "static":
         total = owned + in_flight + retrieved + back
         bad = (total != par[D.P_QUOTA]) & off
         if bad.any():
@@ -93,14 +93,14 @@ def credit_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list[st
 def quiescent_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list[str]:
     """credit_problems plus what holds when the run is over."""
     out = credit_problems(fc, fcr, par)
-    proto = int(par[D.P_PROTO])
-    if not protocol_with_id(proto).credit:
+    proto = protocol_with_id(int(par[D.P_PROTO]))
+    if not proto.credit:
         return out
     n = fc.shape[0]
     off = ~np.eye(n, dtype=bool)
     checks = [(F.F_QUEUED, "credits queued"), (F.F_CRPK, "credit packets in a mailbox"),
               (F.F_INMB, "data packets in a mailbox")]
-    if proto == D.PROTO_DYNAMIC:
+    if proto.name == "dynamic":
         checks += [(F.F_BLOCKED, "senders blocked (a request without response)"),
                    (F.F_REQ_FLAG, "compulsory requests withheld"),
                    (F.F_RESP_FLAG, "compulsory responses withheld")]
@@ -113,7 +113,7 @@ def quiescent_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list
         out.append("packets written and retrieved differ at the end")
     if (_pairs(fc, F.F_A_GIVEN) != _pairs(fc, F.F_A_GOT).T)[off].any():
         out.append("credits returned and received differ at the end")
-    if proto == D.PROTO_DYNAMIC and (_pairs(fc, F.F_A_RESP_SENT)
+    if proto.name == "dynamic" and (_pairs(fc, F.F_A_RESP_SENT)
                                      != _pairs(fc, F.F_A_RESP_GOT).T)[off].any():
         out.append("a compulsory response was not processed")
     return out

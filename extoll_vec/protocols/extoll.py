@@ -1,0 +1,99 @@
+"""The EXTOLL protocols as registered units (registry.py): none, backpressure, window, static
+and dynamic. Their kernels: kernels/fc_window.py, kernels/proto_extoll.py (static and dynamic
+hooks over fc_static.py and fc_dynamic.py); their layout: fc_layout.py; their arithmetic:
+extoll_static.py, extoll_dynamic.py; their audit: audit.py.
+
+Kernel ids 0..4 are the values par[P_PROTO] always had for these protocols."""
+from __future__ import annotations
+
+from .. import dtypes as D
+from . import fc_layout as L
+from .audit import quiescent_problems
+from .extoll_static import layout as mailbox_layout
+from .registry import Param, Protocol
+
+_CREDIT_PARAMETERS = ("mailbox_slots", "credit_slots", "piggyback")
+
+
+def _check_none(pc, pre):
+    from ..config import _check
+    _check(pc.mailbox_slots == 0, f"{pre}.mailbox_slots",
+           "0 for protocol none (its mailbox never fills; use backpressure for a finite one)",
+           pc.mailbox_slots)
+
+
+def _check_window(pc, pre):
+    from ..config import _check
+    _check(1 <= pc.threshold <= pc.window, f"{pre}.threshold", f"1..window ({pc.window})",
+           pc.threshold)
+
+
+def _check_credit_run(cfg):
+    from ..config import _check
+    p, w = cfg.protocol, cfg.workload
+    _check(not w.synthetic, "protocol.name",
+           "none for network-only traffic (no ranks, no mailboxes)", p.name)
+    n = cfg.n_ranks
+    need = 2 * p.credit_slots * n
+    _check(p.mailbox_slots >= need, "protocol.mailbox_slots",
+           f">= {need} = {2 * p.credit_slots} slots per process x {n} processes (Eq. 2: "
+           f"data region >= credit region >= 1 slot per process, credit_slots "
+           f"{p.credit_slots})", p.mailbox_slots)
+
+
+def _window_params(cfg, p):
+    p[D.P_WINDOW] = cfg.protocol.window
+    p[D.P_THRESHOLD] = cfg.protocol.threshold
+
+
+def _credit_params(cfg, p):
+    pr = cfg.protocol
+    lay = mailbox_layout(pr.mailbox_slots, cfg.n_ranks, pr.credit_slots)
+    p[D.P_CREDIT_SLOTS] = pr.credit_slots
+    p[D.P_QUOTA] = lay.quota
+    p[D.P_THRESH] = lay.threshold
+    p[D.P_DATA_REGION] = lay.data_region
+    p[D.P_DYN_REGION] = lay.dynamic_region
+    p[D.P_PIGGY] = int(pr.piggyback)
+
+
+def _credit_audit(batch, b):
+    if batch.par[b, D.P_SYNTH] != 0:
+        return []
+    return quiescent_problems(batch.S.fc[b], batch.S.fcr[b], batch.par[b])
+
+
+def _fixed(k):
+    return lambda pc: k
+
+
+_CREDIT = dict(mailbox_hard=True, credit=True, parameters=_CREDIT_PARAMETERS,
+               check_run=_check_credit_run, rank_fields=_fixed(L.RANK_FIELDS),
+               params=_credit_params, audit=_credit_audit,
+               hooks="extoll_vec.kernels.proto_extoll")
+
+PROTOCOLS = (
+    # the unlimited reference: a mailbox that never fills
+    Protocol("none", 0, mailbox_hard=True, mailbox="unlimited", check=_check_none,
+             declares=(Param("mailbox_slots", "int", 0, 0, unit="slots",
+                             note="0: unlimited, protocol none only", added=False),),
+             rank_fields=_fixed(L.RANK_FIELDS)),
+    # finite mailbox, EXTOLL hardware back-pressure only
+    Protocol("backpressure", 1, parameters=("mailbox_slots",), rank_fields=_fixed(L.RANK_FIELDS)),
+    # a fixed credit window per peer (the trivial plug-in of the tests)
+    Protocol("window", 2, hooks="extoll_vec.kernels.fc_window",
+             parameters=("mailbox_slots", "window", "threshold"),
+             declares=(Param("window", "int", 8, 1, unit="credits", added=False),
+                       Param("threshold", "int", 4, 1, unit="packets", added=False)),
+             check=_check_window, pair_fields=_fixed(L.WINDOW_FIELDS),
+             rank_fields=_fixed(L.RANK_FIELDS), params=_window_params),
+    # EXTOLL static credit-based flow control (paper section 5)
+    Protocol("static", 3, prefix="static_", **_CREDIT,
+             declares=(Param("credit_slots", "int", 2, 1, 16, "slots", added=False),
+                       Param("piggyback", "bool", False, added=False,
+                             exclusive="piggybacking is part of")),
+             pair_fields=_fixed(L.CREDIT_FIELDS)),
+    # EXTOLL dynamic (section 6): a FIFO of credit_slots + 1 thresholds per peer
+    Protocol("dynamic", 4, prefix="dynamic_", **_CREDIT,
+             pair_fields=lambda pc: L.DYNAMIC_FIELDS + pc.credit_slots + 1),
+)
