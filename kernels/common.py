@@ -25,7 +25,7 @@ def pk_alloc(S, b):
     if h < 0:
         S.status[b] |= ERR_POOL
         return -1
-    S.pk_meta[b, 0] = S.pk_next[b, h]
+    S.pk_meta[b, 0] = S.pk[b, h].next
     S.pk_meta[b, 1] += 1
     return h
 
@@ -36,7 +36,7 @@ def pk_free(S, b, h):
     # pk_free has one call site, pk_new four in rank_step, each an inlined copy; PF = 0: none)
     for i in range(S.pk_pf.shape[2]):
         S.pk_pf[b, h, i] = 0
-    S.pk_next[b, h] = S.pk_meta[b, 0]
+    S.pk[b, h].next = S.pk_meta[b, 0]
     S.pk_meta[b, 0] = h
     S.pk_meta[b, 1] -= 1
 
@@ -46,17 +46,16 @@ def pk_new(S, b, kind, src, dst, dnode, flits, last, pay, aux, aux2, t):
     h = pk_alloc(S, b)
     if h < 0:
         return -1
-    S.pk_kind[b, h] = kind
-    S.pk_src[b, h] = src
-    S.pk_dst[b, h] = dst
-    S.pk_dnode[b, h] = dnode
-    S.pk_flits[b, h] = flits
-    S.pk_last[b, h] = last
-    S.pk_pay[b, h] = pay
-    S.pk_aux[b, h] = aux
-    S.pk_aux2[b, h] = aux2
-    S.pk_t0[b, h] = t
-    S.pk_vc[b, h] = 0
+    S.pk[b, h].kind = kind
+    S.pk[b, h].src = src
+    S.pk[b, h].dst = dst
+    S.pk[b, h].dnode = dnode
+    S.pk[b, h].flits = flits
+    S.pk[b, h].last = last
+    S.pk[b, h].pay = pay
+    S.pk[b, h].aux = aux
+    S.pk[b, h].aux2 = aux2
+    S.pk[b, h].t0 = t
     return h
 
 

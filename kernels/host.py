@@ -83,9 +83,9 @@ def mb_pack(src, kind, last, aux, pay):
 def mailbox_write(S, par, b, r, h):
     """The NIC writes packet h into rank r's mailbox; the caller checked there is room."""
     MC = S.mb_q.shape[2]
-    flowctl.on_arrival(S, par, b, r, S.pk_src[b, h], S.pk_kind[b, h], S.pk_aux[b, h])
+    flowctl.on_arrival(S, par, b, r, S.pk[b, h].src, S.pk[b, h].kind, S.pk[b, h].aux)
     S.mb_q[b, r, (S.mb_head[b, r] + S.mb_cnt[b, r]) % MC] = mb_pack(
-        S.pk_src[b, h], S.pk_kind[b, h], S.pk_last[b, h], S.pk_aux[b, h], S.pk_pay[b, h])
+        S.pk[b, h].src, S.pk[b, h].kind, S.pk[b, h].last, S.pk[b, h].aux, S.pk[b, h].pay)
     S.mb_cnt[b, r] += 1
     if S.mb_cnt[b, r] > S.st_mbmax[b, r]:
         S.st_mbmax[b, r] = S.mb_cnt[b, r]
@@ -246,10 +246,10 @@ def _post_send(S, T, par, b, r, dst, nbytes, now):
 # ---------------------------------------------------------------- packet writing (PIO)
 @inner
 def _write(S, T, par, b, r, h, cls, now):
-    if S.pk_kind[b, h] != PK_RMA_GET:
+    if S.pk[b, h].kind != PK_RMA_GET:
         # mailbox packets carry a per-pair sequence number: the NIC checks in-order delivery
-        dst = S.pk_dst[b, h]
-        S.pk_seq[b, h] = S.fc[b, r, dst, F_SEQ_TX]
+        dst = S.pk[b, h].dst
+        S.pk[b, h].seq = S.fc[b, r, dst, F_SEQ_TX]
         S.fc[b, r, dst, F_SEQ_TX] += 1
     nic_push(S, par, b, T.rank_node[r], h, now)
     S.st_sent[b, r, cls] += 1
@@ -285,7 +285,7 @@ def _write_data(S, T, par, b, r, d, now):
         if last == 1 and par[b, P_PIGGY] != 0 and h >= 0 and this + PIGGYBACK_BYTES <= pay:
             k = flowctl.piggyback(S, par, b, r, dst)
             if k > 0:
-                S.pk_aux[b, h] = k
+                S.pk[b, h].aux = k
                 S.st_ctrl[b, r, CT_PIGGYBACK] += 1
     if h < 0:
         return 0

@@ -53,28 +53,23 @@ def router_accept(S, T, par, b, r, p, v, h, now):
     """Packet h starts crossing the link into input (p, v) of router r at cycle now. Its
     buffer space was reserved by the upstream credits, so FIFO order on the link is kept by
     queueing it here already; it becomes eligible after the link and the pipeline."""
-    L = S.pk_flits[b, h]
+    L = S.pk[b, h].flits
     if S.ib_flits[b, r, p, v] + L > par[b, P_BUF_FLITS]:
         S.status[b] |= ERR_BUFFER_OVERFLOW
         return
     S.ib_cnt[b, r, p, v] += 1
     S.ib_flits[b, r, p, v] += L
     out, ovc = route_out(S, T, par, b, r, p, v, h, now)   # kernels/routing.py
-    # No kernel reads these three (arbitration takes the input port and VC from the queue it
-    # scans), yet removing them made every run slower: a code-generation effect, not
-    # understood (docs/design.md). Kept.
-    S.pk_out[b, h] = out
-    S.pk_inp[b, h] = p
-    S.pk_vc[b, h] = v
-    S.pk_ovc[b, h] = ovc
+    S.pk[b, h].out = out
+    S.pk[b, h].ovc = ovc
     t = now + link_lat(T, par, b, r, p) + par[b, P_ROUTER_DELAY]
-    S.pk_ready[b, h] = t
-    S.pk_next[b, h] = -1
+    S.pk[b, h].ready = t
+    S.pk[b, h].next = -1
     tail = S.voq_tail[b, r, p, v, out]
     S.voq_tail[b, r, p, v, out] = h
     S.outq[b, r, out] += 1
     if tail >= 0:
-        S.pk_next[b, tail] = h   # behind others for the same output: served in turn
+        S.pk[b, tail].next = h   # behind others for the same output: served in turn
     else:
         S.voq_head[b, r, p, v, out] = h
         q = (p << VC_SHIFT) | v
@@ -136,12 +131,12 @@ def arbitrate(S, T, par, b, r, po, now):
                 pi = q >> VC_SHIFT
                 vi = q & (MAX_VCS - 1)
                 h = S.voq_head[b, r, pi, vi, po]
-                t = max(S.pk_ready[b, h], S.ip_busy[b, r, pi])
+                t = max(S.pk[b, h].ready, S.ip_busy[b, r, pi])
                 if t > now:
                     if retry < 0 or t < retry:
                         retry = t
                     continue
-                if S.cr[b, r, po, S.pk_ovc[b, h]] < S.pk_flits[b, h]:
+                if S.cr[b, r, po, S.pk[b, h].ovc] < S.pk[b, h].flits:
                     continue   # the credit's arrival brings it back
                 win = q
                 break
@@ -154,10 +149,10 @@ def arbitrate(S, T, par, b, r, po, now):
             request_arb(S, b, r, po, retry)
         return
     # --- winner: the head of queue (pi, vi, po) leaves on VC vo ---
-    vo = S.pk_ovc[b, h]
-    L = S.pk_flits[b, h]
+    vo = S.pk[b, h].ovc
+    L = S.pk[b, h].flits
     S.op_rr[b, r, po] = win
-    nxt = S.pk_next[b, h]
+    nxt = S.pk[b, h].next
     S.voq_head[b, r, pi, vi, po] = nxt
     if nxt < 0:
         S.voq_tail[b, r, pi, vi, po] = -1
@@ -170,7 +165,7 @@ def arbitrate(S, T, par, b, r, po, now):
     t_free = now + L
     # the crossbar reads the packet at network.speedup (kernels/router_iq.py xbar_free; with
     # speedup 1 the input is free at t_free, as before)
-    t_in = xbar_free(par, b, S.pk_ready[b, h], L, now)
+    t_in = xbar_free(par, b, S.pk[b, h].ready, L, now)
     S.ip_busy[b, r, pi] = t_in
     S.op_busy[b, r, po] = t_free
     S.op_util[b, r, po] += L

@@ -59,7 +59,7 @@ def nic_tx(S, T, par, b, n, now):
     if use_pq:
         PQ = S.pq.shape[2]
         h = S.pq[b, n, S.pq_head[b, n]]
-        L = S.pk_flits[b, h]
+        L = S.pk[b, h].flits
         if S.nic_cr[b, n] < L:
             return
         S.pq_head[b, n] = (S.pq_head[b, n] + 1) % PQ
@@ -84,7 +84,7 @@ def nic_tx(S, T, par, b, n, now):
     else:
         Q = S.nq.shape[2]
         h = S.nq[b, n, S.nq_head[b, n]]
-        L = S.pk_flits[b, h]
+        L = S.pk[b, h].flits
         if S.nic_cr[b, n] < L:
             return
         if hooks & H_NIC_INJECT:   # the protocol may throttle or hold the FIFO head
@@ -116,7 +116,7 @@ def nic_rx(S, par, b, n, h):
     """The tail of packet h reached node n's NIC: it joins the ejection buffer, which the
     caller then drains (nic_drain). Returns False on overflow (an error flag is set)."""
     EQ = S.ej_q.shape[2]
-    L = S.pk_flits[b, h]
+    L = S.pk[b, h].flits
     if S.ej_cnt[b, n] >= EQ or S.ej_flits[b, n] + L > par[b, P_EJ_FLITS]:
         S.status[b] |= ERR_BUFFER_OVERFLOW
         return False
@@ -132,8 +132,8 @@ def nic_drain(S, T, par, b, n, now):
     hooks = par[b, P_HOOKS]
     while S.ej_cnt[b, n] > 0:
         h = S.ej_q[b, n, S.ej_head[b, n]]
-        kind = S.pk_kind[b, h]
-        r = S.pk_dst[b, h]
+        kind = S.pk[b, h].kind
+        r = S.pk[b, h].dst
         act = EJ_ACCEPT
         if hooks & H_NIC_EJECT:   # the protocol may hold, consume (drop, NAK, forward) or count
             act = flowctl.nic_on_eject(S, T, par, b, n, h, now)
@@ -149,8 +149,8 @@ def nic_drain(S, T, par, b, n, now):
                     return
                 S.ej_blk[b, n] = 1   # head-of-line: wait for rank r to free a slot
                 return
-            src = S.pk_src[b, h]
-            if S.pk_seq[b, h] != S.fc[b, r, src, F_SEQ_RX]:
+            src = S.pk[b, h].src
+            if S.pk[b, h].seq != S.fc[b, r, src, F_SEQ_RX]:
                 S.status[b] |= ERR_INVARIANT   # overtaking between one pair of ranks
                 S.err_info[b, 0] = r
                 S.err_info[b, 1] = src
@@ -164,27 +164,27 @@ def nic_drain(S, T, par, b, n, now):
                 S.status[b] |= ERR_QUEUE
                 return
             k = (S.rq_head[b, n] + S.rq_cnt[b, n]) % RQ
-            S.rq[b, n, k, 0] = T.rank_node[S.pk_src[b, h]]
-            S.rq[b, n, k, 1] = S.pk_src[b, h]
+            S.rq[b, n, k, 0] = T.rank_node[S.pk[b, h].src]
+            S.rq[b, n, k, 1] = S.pk[b, h].src
             S.rq[b, n, k, 2] = r
-            S.rq[b, n, k, 3] = S.pk_pay[b, h]
-            S.rq[b, n, k, 4] = S.pk_aux[b, h]
-            S.rq[b, n, k, 5] = S.pk_aux2[b, h]
+            S.rq[b, n, k, 3] = S.pk[b, h].pay
+            S.rq[b, n, k, 4] = S.pk[b, h].aux
+            S.rq[b, n, k, 5] = S.pk[b, h].aux2
             S.rq_cnt[b, n] += 1
             request_tx(S, b, n, max(now, S.nic_busy[b, n]))
         elif kind == PK_RMA_DATA:
-            if S.pk_last[b, h] == 1:
-                complete_recv(S, b, r, S.pk_aux2[b, h], 0, now)
+            if S.pk[b, h].last == 1:
+                complete_recv(S, b, r, S.pk[b, h].aux2, 0, now)
         elif kind == PK_SYNTH:
-            t0 = S.pk_t0[b, h]
+            t0 = S.pk[b, h].t0
             w0 = par[b, P_WARMUP]
             w1 = w0 + par[b, P_MEASURE]
             if w0 <= t0 < w1:
                 S.syn[b, SY_LAT_SUM] += now - t0
                 S.syn[b, SY_LAT_CNT] += 1
             if w0 <= now < w1:
-                S.syn[b, SY_ACCEPTED] += S.pk_flits[b, h]
-        L = S.pk_flits[b, h]
+                S.syn[b, SY_ACCEPTED] += S.pk[b, h].flits
+        L = S.pk[b, h].flits
         S.ej_head[b, n] = (S.ej_head[b, n] + 1) % EQ
         S.ej_cnt[b, n] -= 1
         S.ej_flits[b, n] -= L

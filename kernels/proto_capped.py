@@ -19,7 +19,7 @@ def fc_init(S, T, par, b):
 
 @inner
 def nic_may_inject(S, T, par, b, node, h, now):
-    if S.pk_kind[b, h] != PK_SYNTH:
+    if S.pk[b, h].kind != PK_SYNTH:
         return 0
     if S.fcn[b, node, CN_CREDITS] > 0:
         S.fcn[b, node, CN_CREDITS] -= 1
@@ -32,8 +32,8 @@ def nic_may_inject(S, T, par, b, node, h, now):
 
 @inner
 def nic_on_eject(S, T, par, b, node, h, now):
-    if S.pk_kind[b, h] == PK_PROTO:   # a credit back at its source
-        S.fcn[b, node, CN_CREDITS] += S.pk_aux[b, h]
+    if S.pk[b, h].kind == PK_PROTO:   # a credit back at its source
+        S.fcn[b, node, CN_CREDITS] += S.pk[b, h].aux
         if S.fcn[b, node, CN_WAIT] != 0:
             S.fcn[b, node, CN_WAIT] = 0
             request_tx(S, b, node, max(now, S.nic_busy[b, node]))
@@ -42,9 +42,9 @@ def nic_on_eject(S, T, par, b, node, h, now):
         S.fcn[b, node, CN_MARKS] += 1
         S.fcn[b, node, CN_RECENT] += 1
     if S.pk_pf[b, h, PF_CREDIT] != 0:
-        c = proto_send(S, par, b, node, S.pk_src[b, h], 1, now)
+        c = proto_send(S, par, b, node, S.pk[b, h].src, 1, now)
         if c >= 0:
-            S.pk_aux[b, c] = 1
+            S.pk[b, c].aux = 1
     return EJ_ACCEPT
 
 

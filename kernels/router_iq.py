@@ -83,10 +83,10 @@ def _set_head(S, b, r, p, v, h):
     """Packet h became the head of FIFO (p, v): the allocator reads its fields from these
     per-router copies, a few cache lines, instead of from the packet pool."""
     S.iq_head[b, r, p, v] = h
-    S.iq_hout[b, r, p, v] = S.pk_out[b, h]
-    S.iq_hovc[b, r, p, v] = S.pk_ovc[b, h]
-    S.iq_hlen[b, r, p, v] = S.pk_flits[b, h]
-    S.iq_hrdy[b, r, p, v] = S.pk_ready[b, h]
+    S.iq_hout[b, r, p, v] = S.pk[b, h].out
+    S.iq_hovc[b, r, p, v] = S.pk[b, h].ovc
+    S.iq_hlen[b, r, p, v] = S.pk[b, h].flits
+    S.iq_hrdy[b, r, p, v] = S.pk[b, h].ready
 
 
 @inner
@@ -94,24 +94,22 @@ def iq_accept(S, T, par, b, r, p, v, h, now):
     """Packet h starts crossing the link into input (p, v) of router r at cycle now: it joins
     the FIFO (its space was reserved by the upstream credits) and, if it is the head, asks for
     an allocation once it is ready and its input is free."""
-    L = S.pk_flits[b, h]
+    L = S.pk[b, h].flits
     if S.ib_flits[b, r, p, v] + L > par[b, P_BUF_FLITS]:
         S.status[b] |= ERR_BUFFER_OVERFLOW
         return
     S.ib_cnt[b, r, p, v] += 1
     S.ib_flits[b, r, p, v] += L
     out, ovc = route_out(S, T, par, b, r, p, v, h, now)   # kernels/routing.py
-    S.pk_out[b, h] = out
-    S.pk_inp[b, h] = p
-    S.pk_vc[b, h] = v
-    S.pk_ovc[b, h] = ovc
+    S.pk[b, h].out = out
+    S.pk[b, h].ovc = ovc
     t = now + link_lat(T, par, b, r, p) + par[b, P_ROUTER_DELAY]
-    S.pk_ready[b, h] = t
-    S.pk_next[b, h] = -1
+    S.pk[b, h].ready = t
+    S.pk[b, h].next = -1
     tail = S.iq_tail[b, r, p, v]
     S.iq_tail[b, r, p, v] = h
     if tail >= 0:
-        S.pk_next[b, tail] = h   # behind the head: waits whatever its output
+        S.pk[b, tail].next = h   # behind the head: waits whatever its output
     else:
         _set_head(S, b, r, p, v, h)
         q = (p << VC_SHIFT) | v
@@ -129,11 +127,11 @@ def _rr_after(i, last, n):
 @inner
 def _send(S, T, par, b, r, pi, vi, h, po, now):
     """The head h of FIFO (pi, vi) was granted output po: it leaves on its output VC."""
-    vo = S.pk_ovc[b, h]
-    L = S.pk_flits[b, h]
+    vo = S.pk[b, h].ovc
+    L = S.pk[b, h].flits
     S.ip_rr[b, r, pi] = vi
     S.op_rr[b, r, po] = pi
-    nxt = S.pk_next[b, h]
+    nxt = S.pk[b, h].next
     if nxt >= 0:
         _set_head(S, b, r, pi, vi, nxt)
     else:
@@ -145,7 +143,7 @@ def _send(S, T, par, b, r, pi, vi, h, po, now):
     S.ib_flits[b, r, pi, vi] -= L
     S.cr[b, r, po, vo] -= L
     lat = par[b, P_LINK_LAT]
-    t_in = xbar_free(par, b, S.pk_ready[b, h], L, now)
+    t_in = xbar_free(par, b, S.pk[b, h].ready, L, now)
     S.ip_busy[b, r, pi] = t_in
     S.op_busy[b, r, po] = now + L
     S.op_util[b, r, po] += L

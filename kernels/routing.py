@@ -22,7 +22,7 @@ node n = n // (p*a)); seed 001 section 4, Booksim's dragonfly UGAL:
   hop before diverting).
 Packets to their own group route minimally (one local hop) under every routing.
 
-Per-packet state S.pk_route (int32): bits 0..19 candidate IG + 1 (0: none); bits 20..21
+Per-packet state S.pk[b, h].route (int32): bits 0..19 candidate IG + 1 (0: none); bits 20..21
 global hops taken (gh); bits 22..23 local hops taken in the source group (lh); RS_DONE: no more
 re-evaluation; RS_NONMIN: routing towards IG (cleared on reaching IG). Set on injection (input
 port of class terminal), updated as the packet crosses links (class of its input port).
@@ -74,11 +74,11 @@ def route_out(S, T, par, b, r, p, v, h, now):
     """(output port, output VC) of packet h entering input (p, v) of router r."""
     mode = par[b, P_ROUTING]
     if mode == 0:
-        out = np.int64(T.route_port[r, S.pk_dnode[b, h]])
+        out = np.int64(T.route_port[r, S.pk[b, h].dnode])
         if T.terminal_node[r, out] >= 0:
             return out, np.int64(0)    # the NIC has one ejection buffer
         return out, np.int64(T.vc_next[r, p, out, v])
-    return adaptive_out(S.pk_dnode, S.pk_route, S.rt_ctr, S.cr, T.route_port, T.terminal_node,
+    return adaptive_out(S.pk, S.rt_ctr, S.cr, T.route_port, T.terminal_node,
                         T.port_class, T.geo, par, b, r, p, h, mode)
 
 
@@ -120,11 +120,11 @@ def _used(cr, par, b, r, po):
 
 
 @outlined
-def adaptive_out(pk_dnode, pk_route, rt_ctr, cr, route_port, terminal_node, port_class, geo,
+def adaptive_out(pk, rt_ctr, cr, route_port, terminal_node, port_class, geo,
                  par, b, r, p, h, mode):
     """route_out for every mode but the table fast path (see the module docstring)."""
     rid = mode & (RT_FLAT - 1)
-    dn = pk_dnode[b, h]
+    dn = pk[b, h].dnode
     if rid == RT_TABLE:        # table routes, flat VCs
         return np.int64(route_port[r, dn]), np.int64(0)
     A = geo[1]
@@ -132,7 +132,7 @@ def adaptive_out(pk_dnode, pk_route, rt_ctr, cr, route_port, terminal_node, port
     grp = r // A
     dgrp = dn // (geo[0] * A)
     cls = port_class[r, p]
-    st = np.int64(pk_route[b, h])
+    st = np.int64(pk[b, h].route)
     if cls == PORT_TERMINAL:   # injected here: fresh state, a candidate intermediate group
         st = np.int64(0)
         if dgrp != grp:
@@ -158,7 +158,7 @@ def adaptive_out(pk_dnode, pk_route, rt_ctr, cr, route_port, terminal_node, port
             st |= RS_NONMIN | RS_DONE
         elif rid == RT_UGAL or (st & (3 * RS_LH1)) != 0 or port_class[r, pm] == PORT_GLOBAL:
             st |= RS_DONE      # UGAL decides once; PAR after one local hop or at the gateway
-    pk_route[b, h] = st
+    pk[b, h].route = st
     if (st & RS_NONMIN) != 0:
         out = np.int64(route_port[r, ig * geo[0] * A])
     else:
@@ -175,7 +175,7 @@ def adaptive_out(pk_dnode, pk_route, rt_ctr, cr, route_port, terminal_node, port
 
 @entry
 def trace_route(S, T, par, b, h, src, out):
-    """Tests: follow packet slot h (its pk_dnode set) from node src by route_out alone, without
+    """Tests: follow packet slot h (its pk dnode set) from node src by route_out alone, without
     simulating; out[k] = (router, input port, output port, output VC) of hop k. Returns the
     number of hops (-1 if it does not reach a terminal port within out's rows)."""
     r = T.node_router[src]

@@ -63,10 +63,10 @@ def _inject(batch, b, node, dst, flits):
     nic_push from Python)."""
     S = batch.S
     h = int(S.pk_meta[b, 0])
-    S.pk_meta[b, 0] = S.pk_next[b, h]
+    S.pk_meta[b, 0] = S.pk["next"][b, h]
     S.pk_meta[b, 1] += 1
-    S.pk_kind[b, h], S.pk_src[b, h], S.pk_dst[b, h], S.pk_dnode[b, h] = D.PK_SYNTH, node, dst, dst
-    S.pk_flits[b, h], S.pk_last[b, h], S.pk_t0[b, h], S.pk_vc[b, h] = flits, 1, 0, 0
+    S.pk["kind"][b, h], S.pk["src"][b, h], S.pk["dst"][b, h], S.pk["dnode"][b, h] = D.PK_SYNTH, node, dst, dst
+    S.pk["flits"][b, h], S.pk["last"][b, h], S.pk["t0"][b, h] = flits, 1, 0
     Q = S.nq.shape[2]
     S.nq[b, node, (S.nq_head[b, node] + S.nq_cnt[b, node]) % Q] = h
     S.nq_cnt[b, node] += 1
@@ -174,7 +174,7 @@ def test_buffers_never_above_capacity_and_packets_conserved(router):
                     for v in range(V):
                         n, h = 0, S.iq_head[0, r, p, v]
                         while h >= 0:
-                            n, h = n + 1, S.pk_next[0, h]
+                            n, h = n + 1, S.pk["next"][0, h]
                         assert n == S.ib_cnt[0, r, p, v]
         in_net = int(S.ib_cnt[0].sum()) + int(S.nq_cnt[0].sum()) + int(S.ej_cnt[0].sum())
         assert in_net <= int(S.pk_meta[0, 1])     # the rest are on their way to a NIC
@@ -219,7 +219,7 @@ def test_pools_never_run_out_with_the_least_packets_at_saturation(router):
                 nic_ejection_flits=20).replace(**{"workload.source_queue": 8})
     batch = Batch([cfg])
     NPK, E = batch.sizes["NPK"], batch.sizes["E"]
-    assert batch.S.pk_next.shape[1] == NPK
+    assert batch.S.pk["next"].shape[1] == NPK
     S, t, peak_pk, peak_ev = batch.S, 0, 0, 0
     while t < 4000:
         t += 25

@@ -96,7 +96,7 @@ def test_flat_dragonfly_is_refused_naming_a_cycle():
 # ---- routes taken by the kernels ---------------------------------------------------------------
 def trace(batch, src, dst):
     S, h = batch.S, 0
-    S.pk_dnode[0, h] = dst
+    S.pk["dnode"][0, h] = dst
     out = np.zeros((16, 4), np.int64)
     n = trace_route(S, batch.T, batch.par, 0, h, src, out)
     assert n > 0, f"route {src}->{dst} does not terminate"

@@ -63,8 +63,8 @@ def blocked_cycle(batch, b: int) -> str:
     if len(r) == 0:
         return "no packet waits in a router buffer"
     h = heads[r, pi, vi, po]
-    ovc = S.pk_ovc[b, h]
-    waits = (topo.neighbor[r, po] >= 0) & (S.cr[b, r, po, ovc] < S.pk_flits[b, h])
+    ovc = S.pk["ovc"][b, h]
+    waits = (topo.neighbor[r, po] >= 0) & (S.cr[b, r, po, ovc] < S.pk["flits"][b, h])
     src = buffer_id(r, pi, vi)
     dst = buffer_id(topo.neighbor[r, po], np.maximum(topo.neighbor_port[r, po], 0), ovc)
     free = set(src[~waits].tolist())            # buffers with a head that can move

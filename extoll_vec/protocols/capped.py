@@ -55,11 +55,11 @@ def _params(cfg, p):
 
 
 def _free_slots(S, b) -> np.ndarray:
-    free = np.zeros(S.pk_kind.shape[1], bool)
+    free = np.zeros(S.pk["kind"].shape[1], bool)
     h = int(S.pk_meta[b, 0])
     while h >= 0:
         free[h] = True
-        h = int(S.pk_next[b, h])
+        h = int(S.pk["next"][b, h])
     return free
 
 
@@ -67,12 +67,12 @@ def conservation(S, b) -> np.ndarray:
     """Per node: credits held + own packets holding a credit + credit packets to it."""
     n = S.fcn.shape[1]
     alive = ~_free_slots(S, b)
-    kind = S.pk_kind[b]
+    kind = S.pk["kind"][b]
     data = alive & (kind == D.PK_SYNTH) & (S.pk_pf[b, :, PF_CREDIT] == 1)
     back = alive & (kind == D.PK_PROTO)
     total = S.fcn[b, :, CN_CREDITS].astype(np.int64)
-    total += np.bincount(S.pk_src[b][data], minlength=n)[:n]
-    total += np.bincount(S.pk_dnode[b][back], weights=S.pk_aux[b][back], minlength=n)[:n].astype(np.int64)
+    total += np.bincount(S.pk["src"][b][data], minlength=n)[:n]
+    total += np.bincount(S.pk["dnode"][b][back], weights=S.pk["aux"][b][back], minlength=n)[:n].astype(np.int64)
     return total
 
 
