@@ -53,6 +53,7 @@ NS_MAX = 10**9             # any time in ns (1 s): at the shortest cycle 1e12 cy
 US_MAX = CYCLES_MAX * CYCLE_NS_MIN / 1000   # limits.no_progress_us: its cycles fit CYCLES_MAX
 BYTES_MAX = 2**28 - 1      # bytes of a message or packet: the mailbox entry's rendezvous byte
                            # field (kernels/host.py MB_RNDV_BYTES); sums of a few stay int32
+PORTS_MAX = 2**15 - 1     # ports per router: the kernels' route table is int16
 HOP_CYCLES_MAX = 2**24     # link latency / router delay: the timing wheel spans 4 x a hop
 
 
@@ -248,6 +249,15 @@ class TopologyConfig(_Section):
             _check(self.p >= 2, f"{pre}.p", "crossbar needs >= 2 nodes", self.p)
         if self.kind in ("mesh", "torus"):
             _check(self.p == 1, f"{pre}.p", "1 (one node per router on meshes and tori)", self.p)
+        # output ports are int16 in the kernels' route table (engine/params.topo_arrays: a
+        # smaller table stays in cache on large networks)
+        ports = {"dragonfly": self.p + self.a - 1 + self.h, "crossbar": self.p,
+                 "hypercube": self.p + self.cube_dim}.get(self.kind, 0)
+        if ports > PORTS_MAX:
+            field_ = f"{pre}.p" if self.kind != "dragonfly" or self.p > self.a else f"{pre}.a"
+            _check(False, field_, f"at most {PORTS_MAX} ports per router (p + a - 1 + h on a "
+                   f"dragonfly, p on a crossbar, p + cube_dim on a hypercube); these make "
+                   f"{ports}", getattr(self, field_.split(".")[1]))
         # node and router numbers are int32 in every table (topology.base, state.FIELDS)
         n = max(self.n_nodes, self.n_routers)
         if n > I32_MAX:

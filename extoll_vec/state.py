@@ -62,7 +62,7 @@ FIELDS = {
     "pk_meta": (I64, ("B", 2), 0),         # (free-list head, packets alive)
     "rt_ctr": (I64, ("B", "N"), 0),        # routing's random stream counter per source node
     # routers (kernels/network.py)
-    "voq_head": (IDX, ("B", "R", "P", "V", "P"), -1), "voq_tail": (IDX, ("B", "R", "P", "V", "P"), -1),
+    "voq": (IDX, ("B", "R", "P", "V", "P", 2), -1),   # (head, tail) of each VOQ
     "outq": (I32, ("B", "R", "P"), 0), "voq_mask": (I64, ("B", "R", "P", "MW"), 0),
     "ib_cnt": (I32, ("B", "R", "P", "V"), 0), "ib_flits": (I32, ("B", "R", "P", "V"), 0),
     "cr": (I32, ("B", "R", "P", "V"), 0),

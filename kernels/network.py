@@ -28,8 +28,8 @@ Model (one cycle = one flit on a link):
   head short of credits is served by the credit's arrival (credit_arrived, then arbitrate);
   an output with packets left arbitrates again when it frees.
 
-Array shapes: voq_head/voq_tail int32 [B, R, P, V, P] (packet ids, -1: empty; packets chain
-through pk_next), outq int32 [B, R, P] (packets queued for each output), voq_mask int64
+Array shapes: voq int32 [B, R, P, V, P, 2] (head and tail packet ids side by side, -1:
+empty; packets chain through pk_next), outq int32 [B, R, P] (packets queued for each output), voq_mask int64
 [B, R, P, MW] (per output, bit q = pi * MAX_VCS + vi set while queue (pi, vi) is not empty;
 MW = ceil(P * MAX_VCS / 64) words: arbitration visits only non-empty queues, and q decodes
 without a division), ib_cnt/ib_flits int32 [B, R, P, V] (input buffer occupancy), cr int32
@@ -65,13 +65,13 @@ def router_accept(S, T, par, b, r, p, v, h, now):
     t = now + link_lat(T, par, b, r, p) + par[b, P_ROUTER_DELAY]
     S.pk[b, h].ready = t
     S.pk[b, h].next = -1
-    tail = S.voq_tail[b, r, p, v, out]
-    S.voq_tail[b, r, p, v, out] = h
+    tail = S.voq[b, r, p, v, out, 1]
+    S.voq[b, r, p, v, out, 1] = h
     S.outq[b, r, out] += 1
     if tail >= 0:
         S.pk[b, tail].next = h   # behind others for the same output: served in turn
     else:
-        S.voq_head[b, r, p, v, out] = h
+        S.voq[b, r, p, v, out, 0] = h
         q = (p << VC_SHIFT) | v
         S.voq_mask[b, r, out, q >> 6] |= 1 << (q & 63)
         # the head of its queue competes once it is ready and its input is free (which may be
@@ -108,7 +108,7 @@ def arbitrate(S, T, par, b, r, po, now):
         return
     if S.outq[b, r, po] == 0:
         return
-    PV = S.voq_head.shape[2] << VC_SHIFT
+    PV = S.voq.shape[2] << VC_SHIFT
     start = S.op_rr[b, r, po]
     retry = -1
     win = -1
@@ -130,7 +130,7 @@ def arbitrate(S, T, par, b, r, po, now):
                 m &= m - 1
                 pi = q >> VC_SHIFT
                 vi = q & (MAX_VCS - 1)
-                h = S.voq_head[b, r, pi, vi, po]
+                h = S.voq[b, r, pi, vi, po, 0]
                 t = max(S.pk[b, h].ready, S.ip_busy[b, r, pi])
                 if t > now:
                     if retry < 0 or t < retry:
@@ -153,9 +153,9 @@ def arbitrate(S, T, par, b, r, po, now):
     L = S.pk[b, h].flits
     S.op_rr[b, r, po] = win
     nxt = S.pk[b, h].next
-    S.voq_head[b, r, pi, vi, po] = nxt
+    S.voq[b, r, pi, vi, po, 0] = nxt
     if nxt < 0:
-        S.voq_tail[b, r, pi, vi, po] = -1
+        S.voq[b, r, pi, vi, po, 1] = -1
         S.voq_mask[b, r, po, win >> 6] &= ~(1 << (win & 63))
     S.outq[b, r, po] -= 1
     S.ib_cnt[b, r, pi, vi] -= 1

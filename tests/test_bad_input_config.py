@@ -154,13 +154,24 @@ EXTREME = [
                  "nic_ejection_flits": C.I32_MAX, "link_latency": C.HOP_CYCLES_MAX,
                  "router_delay": C.HOP_CYCLES_MAX, "vcs": 8}},
     {"topology": {"dims": [46340, 46340]}, "workload": {"kind": "uniform"}},
-    {"topology": {"kind": "dragonfly", "p": 1, "a": 46340, "h": 1},
+    {"topology": {"kind": "dragonfly", "p": 1, "a": C.PORTS_MAX - 1, "h": 1},
      "workload": {"kind": "uniform"}},
-    {"topology": {"kind": "crossbar", "p": C.I32_MAX}, "workload": {"kind": "uniform"}},
+    {"topology": {"kind": "crossbar", "p": C.PORTS_MAX}, "network": {"vcs": 8},
+     "workload": {"kind": "uniform"}},
     {"workload": {"ranks": C.RANKS_MAX, "kind": "multiphase", "iterations": C.I32_MAX},
      "topology": {"dims": [2, 2]}, "mpi": {"ranks_per_node": C.RANKS_MAX // 4},
      "protocol": {"name": "dynamic", "mailbox_slots": C.I32_MAX, "credit_slots": 16}},
 ]
+
+
+@pytest.mark.parametrize("topo, field", [
+    ({"kind": "crossbar", "p": C.PORTS_MAX + 1}, "topology.p"),
+    ({"kind": "dragonfly", "p": 2, "a": C.PORTS_MAX, "h": 1, "groups": 2}, "topology.a"),
+    ({"kind": "hypercube", "p": C.PORTS_MAX, "cube_dim": 1}, "topology.p")])
+def test_ports_per_router_beyond_the_int16_route_table_are_refused(topo, field):
+    with pytest.raises(ConfigError) as exc:
+        from_dict({"topology": topo})
+    assert exc.value.field == field and f"at most {C.PORTS_MAX} ports per router" in str(exc.value)
 
 
 @pytest.mark.parametrize("i", range(len(EXTREME)))

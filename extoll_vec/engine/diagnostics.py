@@ -58,7 +58,7 @@ def blocked_cycle(batch, b: int) -> str:
     of blocked buffers that wait only for each other can never move again (a deadlock). Names
     a cycle of such a set, or says there is none."""
     S, topo = batch.S, batch.topology
-    heads = S.voq_head[b]
+    heads = S.voq[b, ..., 0]
     r, pi, vi, po = np.nonzero(heads >= 0)
     if len(r) == 0:
         return "no packet waits in a router buffer"

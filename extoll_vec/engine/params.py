@@ -26,7 +26,7 @@ def topo_arrays(topo, cfg: RunConfig) -> Topo:
     t = cfg.topology
     geo = (t.p, t.a, t.h, t.n_groups) if t.kind == "dragonfly" else (0, 0, 0, 0)
     return Topo(topo.neighbor, topo.neighbor_port, topo.terminal_node, topo.node_router,
-                topo.node_port, topo.route_port, topo.vc_next.astype(np.int32),
+                topo.node_port, topo.route_port.astype(np.int16), topo.vc_next,
                 (np.arange(nr, dtype=np.int32) // rpn).astype(np.int32),
                 topo.port_class, np.asarray(geo, dtype=np.int32))
 
