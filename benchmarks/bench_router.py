@@ -75,7 +75,10 @@ def mesh_sweep(args):
 
 def dragonfly_cfg(router, speedup, args):
     return from_dict({"topology": {"kind": "dragonfly", "p": 6, "a": 12, "h": 6, "groups": 0},
-                      "network": {"router": router, "speedup": speedup, "vcs": 2,
+                      "network": {"router": router, "speedup": speedup,
+                                  "routing": args.routing,
+                                  "vcs": 4 if args.routing == "par" else
+                                  3 if args.routing != "table" else 2,
                                   "buffer_flits": 256},
                       "workload": {"kind": "uniform", "injection_rate": 1.0, "packet_flits": 16,
                                    "warmup_cycles": args.df_cycles // 3,
@@ -125,12 +128,13 @@ def peak_rss() -> int:
 
 def dragonfly(args):
     runs = [(r, s, False) for r, s in ROUTERS] + ([("voq", 1.0, True)] if args.old_pools else [])
-    print(f"(b) Dragonfly 5,256 nodes, minimal routing, 256-flit VC buffers, 16-flit packets, "
+    print(f"(b) Dragonfly 5,256 nodes, routing {args.routing}, 256-flit VC buffers, 16-flit packets, "
           f"load 1.0, {args.df_cycles} cycles")
     rows = []
     for r, s, old in runs:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--one", r, "--speedup", str(s),
-               "--df-cycles", str(args.df_cycles)] + (["--old-pools"] if old else [])
+               "--df-cycles", str(args.df_cycles), "--routing", args.routing] + (
+                   ["--old-pools"] if old else [])
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             print(out.stderr[-2000:])
@@ -156,6 +160,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="shorter mesh runs")
     ap.add_argument("--skip-dragonfly", action="store_true")
+    ap.add_argument("--skip-mesh", action="store_true")
+    ap.add_argument("--routing", default="table", help="the Dragonfly's network.routing (table)")
     ap.add_argument("--old-pools", action="store_true",
                     help="(b) also with the pools sized as before (every packet one flit)")
     ap.add_argument("--packet-flits", type=int, default=16)
@@ -170,7 +176,7 @@ def main(argv=None):
     args.warmup, args.measure = (1000, 4000) if args.quick else (3000, 20000)
     simulate([mesh_cfg("iq", 2.4, 0.1, args).replace(**{"workload.measure_cycles": 10,
                                                         "workload.warmup_cycles": 0})])  # compile
-    rows = mesh_sweep(args)
+    rows = [] if args.skip_mesh else mesh_sweep(args)
     if not args.skip_dragonfly:
         rows += dragonfly(args)
     # mesh rows: run, offered load, (accepted, latency) per router; dragonfly rows: run,
