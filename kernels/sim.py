@@ -118,8 +118,10 @@ def _profiled_dispatch(S, T, par, ops, b, k, a, bb, c, now, prof):
 
 @inner
 def _member_finished(S, par, b):
+    # no event left: finished only if nothing is stuck (a synthetic run whose packets wait in
+    # a deadlocked network has no event either; S.pk_meta[b, 1] counts the packets alive)
     if par[b, P_SYNTH] != 0:
-        return True
+        return S.pk_meta[b, 1] == 0
     return S.ranks_done[b] == S.rk_pc.shape[1]
 
 

@@ -194,6 +194,19 @@ def test_flat_assignment_deadlocks_at_run_time_and_names_the_cycle():
     assert "router" in msg and "VC 0 -> router" in msg
 
 
+def test_a_deadlock_that_leaves_no_event_is_an_error_not_a_finished_run():
+    """The sources stop at the end of the measured window; a deadlocked network then has no
+    event left. With the watchdog far away, the run must still end in an error, with the
+    packets still alive, not as finished."""
+    cfg = synth("valiant", vcs=1, network__vc_assignment="flat", network__deadlock_check=False,
+                network__buffer_flits=17, workload__packet_flits=16,
+                workload__measure_cycles=3000, workload__drain_cycles=10**7,
+                limits__no_progress_us=1e6)
+    with pytest.raises(SimulationError) as exc:
+        run_batch([cfg])
+    assert "deadlock" in str(exc.value)
+
+
 def test_shift_destinations_are_one_group_over():
     cfg = synth(kind="shift")
     batch = Batch([cfg])
