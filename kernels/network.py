@@ -38,12 +38,12 @@ without a division), ib_cnt/ib_flits int32 [B, R, P, V] (input buffer occupancy)
 """
 from numba.cpython.unsafe.numbers import trailing_zeros   # LLVM cttz: the lowest set bit
 
-from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT, EV_NIC_RX,
+from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_NIC_RX,
                                H_ROUTER, MAX_VCS, P_BUF_FLITS, P_HOOKS, P_LINK_LAT,
                                P_ROUTER_DELAY, VC_SHIFT)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.jit import inner
-from extoll_vec.kernels.router_iq import xbar_free
+from extoll_vec.kernels.router_iq import credits_upstream, xbar_free
 from extoll_vec.kernels.routing import link_lat, route_out
 from extoll_vec.kernels.wheel import schedule
 
@@ -174,14 +174,7 @@ def arbitrate(S, T, par, b, r, po, now):
         flowctl.router_on_forward(S, par, b, r, pi, po, h, now)
     if S.outq[b, r, po] > 0:
         request_arb(S, b, r, po, t_free)
-    # the tail leaves the input buffer at t_in - 1; its credits travel back one link
-    up_node = T.terminal_node[r, pi]
-    if up_node >= 0:
-        schedule(S, b, t_in - 1 + lat, EV_NIC_CREDIT, up_node, 0, L)
-    else:
-        up_vc = (T.neighbor_port[r, pi] << VC_SHIFT) | vi
-        schedule(S, b, t_in - 1 + link_lat(T, par, b, r, pi), EV_CREDIT, T.neighbor[r, pi],
-                 up_vc, L)
+    credits_upstream(S, T, par, b, r, pi, vi, L, t_in)
     dn = T.terminal_node[r, po]
     if dn >= 0:
         schedule(S, b, now + lat + L - 1, EV_NIC_RX, dn, h, 0)

@@ -47,9 +47,9 @@ granted at each output. The buffer, credit and busy arrays are the VOQ router's.
 """
 from numba.cpython.unsafe.numbers import trailing_zeros   # LLVM cttz: the lowest set bit
 
-from extoll_vec.dtypes import (H_ROUTER, P_HOOKS, ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT,
-                               EV_NIC_RX, MAX_VCS, P_BUF_FLITS, P_LINK_LAT, P_ROUTER_DELAY,
-                               P_SPEEDUP, SPEEDUP_ONE, VC_SHIFT)
+from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT, EV_NIC_RX,
+                               H_ROUTER, MAX_VCS, P_BUF_FLITS, P_HOOKS, P_LINK_LAT,
+                               P_ROUTER_DELAY, P_SPEEDUP, SPEEDUP_ONE, VC_SHIFT)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.routing import link_lat, route_out
@@ -68,6 +68,20 @@ def xbar_free(par, b, ready, L, now):
         return now + L
     t = now + (L * SPEEDUP_ONE + s - 1) // s
     return max(t, ready - par[b, P_ROUTER_DELAY] + L)
+
+
+@inner
+def credits_upstream(S, T, par, b, r, pi, vi, L, t_in):
+    """The tail of a packet of L flits leaves input (pi, vi) of router r at t_in - 1 (the
+    crossbar read, xbar_free): its buffer's credits travel back over the input link, to the
+    upstream router's output or to the NIC (both routers)."""
+    up_node = T.terminal_node[r, pi]
+    if up_node >= 0:
+        schedule(S, b, t_in - 1 + par[b, P_LINK_LAT], EV_NIC_CREDIT, up_node, 0, L)
+    else:
+        up_vc = (T.neighbor_port[r, pi] << VC_SHIFT) | vi
+        schedule(S, b, t_in - 1 + link_lat(T, par, b, r, pi), EV_CREDIT, T.neighbor[r, pi],
+                 up_vc, L)
 
 
 @inner
@@ -150,14 +164,7 @@ def _send(S, T, par, b, r, pi, vi, h, po, now):
     S.hops[b] += 1
     if par[b, P_HOOKS] & H_ROUTER:   # the protocol's router hook, as in network.arbitrate
         flowctl.router_on_forward(S, par, b, r, pi, po, h, now)
-    # the tail leaves the input buffer at t_in - 1; its credits travel back one link
-    up_node = T.terminal_node[r, pi]
-    if up_node >= 0:
-        schedule(S, b, t_in - 1 + lat, EV_NIC_CREDIT, up_node, 0, L)
-    else:
-        up_vc = (T.neighbor_port[r, pi] << VC_SHIFT) | vi
-        schedule(S, b, t_in - 1 + link_lat(T, par, b, r, pi), EV_CREDIT, T.neighbor[r, pi],
-                 up_vc, L)
+    credits_upstream(S, T, par, b, r, pi, vi, L, t_in)
     dn = T.terminal_node[r, po]
     if dn >= 0:
         schedule(S, b, now + lat + L - 1, EV_NIC_RX, dn, h, 0)
