@@ -1,6 +1,8 @@
 """Small pieces shared by the network, NIC and host kernels: the packet pool, the NIC
 injection FIFO, waking a rank, and the packet arithmetic of extoll_vec/formulas.py compiled
 for them. The functions on state take (S, b) = state and batch member."""
+import numpy as np
+
 from extoll_vec import formulas
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, ERR_QUEUE, EV_NIC_DRAIN, EV_NIC_TX,
                                EV_PROTO_TIMER, EV_RANK, P_FLIT_BYTES, P_NIC_FIFO, P_PKT_OVERHEAD,
@@ -11,6 +13,16 @@ from extoll_vec.kernels.wheel import schedule
 # the configuration's checks and sizes call the same functions uncompiled
 message_packets = inner(formulas.message_packets)
 packet_flits = inner(formulas.packet_flits)
+
+
+@inner
+def splitmix64(x):
+    """SplitMix64 finalizer on uint64 (wrapping arithmetic): the mixing step of the kernels'
+    counter-based random streams (nic.draw for traffic, routing._draw_group for routes)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
 @inner

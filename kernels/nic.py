@@ -23,7 +23,7 @@ from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, ERR_BUFFER_OVERFLOW, ERR_INVA
                                P_SYNTH, P_WARMUP, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, P_ROUTER, ROUTER_VOQ)
 from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
-                                      request_tx, wake_rank)
+                                      request_tx, wake_rank, splitmix64)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.fc_fields import F_SEQ_RX
 from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write
@@ -200,15 +200,6 @@ def on_ej_credit(S, T, b, n, flits, now):
     p = T.node_port[n]
     S.cr[b, r, p, 0] += flits
     request_arb(S, b, r, p, now)
-
-
-@inner
-def splitmix64(x):
-    """SplitMix64 finalizer on uint64 (wrapping arithmetic)."""
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
 
 
 @inner

@@ -47,6 +47,7 @@ from extoll_vec.dtypes import (P_ADAPT_BIAS, P_ADAPT_THRESH, P_BUF_FLITS, P_LAT_
                                RT_UGAL, RT_VALIANT, ADAPT_BIAS_BITS)
 from numba import njit
 
+from extoll_vec.kernels.common import splitmix64
 from extoll_vec.kernels.jit import entry, inner
 
 # The adaptive routings are compiled as one function of their own, not inlined: router_accept
@@ -83,23 +84,14 @@ def route_out(S, T, par, b, r, p, v, h, now):
 
 
 @inner
-def _mix(x):
-    """SplitMix64 finalizer (as kernels/nic.py's; a copy: nic imports network imports this)."""
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-@inner
 def _draw_group(rt_ctr, par, b, node, G, g0, g1):
     """A group uniformly from 0..G-1 without g0 and g1 (g0 != g1), from the routing stream of
     node: (seed, node, counter) hashed with a salt that the traffic generator does not use."""
     c = rt_ctr[b, node]
     rt_ctr[b, node] = c + 1
-    key = _mix(np.uint64(par[b, P_SEED]) ^ np.uint64(0x52A0E7C1D3B9F046)
+    key = splitmix64(np.uint64(par[b, P_SEED]) ^ np.uint64(0x52A0E7C1D3B9F046)
                ^ (np.uint64(node) * np.uint64(0xD1B54A32D192ED03)))
-    x = np.int64(_mix(key ^ np.uint64(c)) % np.uint64(G - 2))
+    x = np.int64(splitmix64(key ^ np.uint64(c)) % np.uint64(G - 2))
     lo = np.int64(min(g0, g1))
     hi = np.int64(max(g0, g1))
     if x >= lo:
