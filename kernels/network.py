@@ -38,13 +38,10 @@ without a division), ib_cnt/ib_flits int32 [B, R, P, V] (input buffer occupancy)
 """
 from numba.cpython.unsafe.numbers import trailing_zeros   # LLVM cttz: the lowest set bit
 
-from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_NIC_RX,
-                               H_ROUTER, MAX_VCS, P_BUF_FLITS, P_HOOKS, P_LINK_LAT,
-                               P_ROUTER_DELAY, VC_SHIFT)
+from extoll_vec.dtypes import EV_ARB, EV_NIC_RX, H_ROUTER, MAX_VCS, P_HOOKS, P_LINK_LAT, VC_SHIFT
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.jit import inner
-from extoll_vec.kernels.router_iq import credits_upstream, xbar_free
-from extoll_vec.kernels.routing import link_lat, route_out
+from extoll_vec.kernels.router_iq import credits_upstream, enter_input, xbar_free
 from extoll_vec.kernels.wheel import schedule
 
 
@@ -53,18 +50,10 @@ def router_accept(S, T, par, b, r, p, v, h, now):
     """Packet h starts crossing the link into input (p, v) of router r at cycle now. Its
     buffer space was reserved by the upstream credits, so FIFO order on the link is kept by
     queueing it here already; it becomes eligible after the link and the pipeline."""
-    L = S.pk[b, h].flits
-    if S.ib_flits[b, r, p, v] + L > par[b, P_BUF_FLITS]:
-        S.status[b] |= ERR_BUFFER_OVERFLOW
+    t = enter_input(S, T, par, b, r, p, v, h, now)
+    if t < 0:
         return
-    S.ib_cnt[b, r, p, v] += 1
-    S.ib_flits[b, r, p, v] += L
-    out, ovc = route_out(S, T, par, b, r, p, v, h, now)   # kernels/routing.py
-    S.pk[b, h].out = out
-    S.pk[b, h].ovc = ovc
-    t = now + link_lat(T, par, b, r, p) + par[b, P_ROUTER_DELAY]
-    S.pk[b, h].ready = t
-    S.pk[b, h].next = -1
+    out = S.pk[b, h].out
     tail = S.voq[b, r, p, v, out, 1]
     S.voq[b, r, p, v, out, 1] = h
     S.outq[b, r, out] += 1

@@ -71,6 +71,27 @@ def xbar_free(par, b, ready, L, now):
 
 
 @inner
+def enter_input(S, T, par, b, r, p, v, h, now):
+    """Packet h starts crossing the link into input (p, v) of router r at `now` (both
+    routers): it takes its space in the VC buffer (reserved by the upstream credits), is
+    routed (kernels/routing.py: pk.out, pk.ovc) and becomes eligible after the link and the
+    pipeline. Returns that cycle, or -1 on a buffer overflow (an error flag is set)."""
+    L = S.pk[b, h].flits
+    if S.ib_flits[b, r, p, v] + L > par[b, P_BUF_FLITS]:
+        S.status[b] |= ERR_BUFFER_OVERFLOW
+        return -1
+    S.ib_cnt[b, r, p, v] += 1
+    S.ib_flits[b, r, p, v] += L
+    out, ovc = route_out(S, T, par, b, r, p, v, h, now)
+    S.pk[b, h].out = out
+    S.pk[b, h].ovc = ovc
+    t = now + link_lat(T, par, b, r, p) + par[b, P_ROUTER_DELAY]
+    S.pk[b, h].ready = t
+    S.pk[b, h].next = -1
+    return t
+
+
+@inner
 def credits_upstream(S, T, par, b, r, pi, vi, L, t_in):
     """The tail of a packet of L flits leaves input (pi, vi) of router r at t_in - 1 (the
     crossbar read, xbar_free): its buffer's credits travel back over the input link, to the
@@ -108,18 +129,9 @@ def iq_accept(S, T, par, b, r, p, v, h, now):
     """Packet h starts crossing the link into input (p, v) of router r at cycle now: it joins
     the FIFO (its space was reserved by the upstream credits) and, if it is the head, asks for
     an allocation once it is ready and its input is free."""
-    L = S.pk[b, h].flits
-    if S.ib_flits[b, r, p, v] + L > par[b, P_BUF_FLITS]:
-        S.status[b] |= ERR_BUFFER_OVERFLOW
+    t = enter_input(S, T, par, b, r, p, v, h, now)
+    if t < 0:
         return
-    S.ib_cnt[b, r, p, v] += 1
-    S.ib_flits[b, r, p, v] += L
-    out, ovc = route_out(S, T, par, b, r, p, v, h, now)   # kernels/routing.py
-    S.pk[b, h].out = out
-    S.pk[b, h].ovc = ovc
-    t = now + link_lat(T, par, b, r, p) + par[b, P_ROUTER_DELAY]
-    S.pk[b, h].ready = t
-    S.pk[b, h].next = -1
     tail = S.iq_tail[b, r, p, v]
     S.iq_tail[b, r, p, v] = h
     if tail >= 0:
