@@ -159,6 +159,20 @@ class Bounds:
         return value
 
 
+# Threads that advance the members of one batch at once (engine.Batch.run; issue 23 item 4).
+# Not a RunConfig field: results are bit-identical for any count, so it is no part of a
+# point's identity. 1024: more than any node's cores; a count above the batch's members is
+# allowed (the batch then uses one thread per member).
+THREADS = Bounds("int", 1, 1024, "threads")
+
+
+def check_threads(value: Any, name: str = "--threads") -> int:
+    """The member threads of a batch (`extoll-vec run --threads`, cluster.yaml's threads per
+    worker, engine.Batch.run): ConfigError naming `name` unless an integer 1..1024."""
+    THREADS.check(name, value)
+    return value
+
+
 def _declare(default: Any, bounds: Bounds):
     return field(default=default, metadata={"bounds": bounds})
 

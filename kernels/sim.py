@@ -126,13 +126,15 @@ def _member_finished(S, par, b):
 
 
 @entry
-def advance(S, T, par, ops, t_stop, prof):
-    """Run every unfinished, error-free member until t_stop or completion. Returns the number of
-    members still running. prof: None (Numba compiles the branch away), or int64 [B, N_PROF, 2]
-    accumulating events and time-stamp cycles per event kind (benchmarks/profile_events.py)."""
-    B = S.now.shape[0]
+def advance(S, T, par, ops, t_stop, prof, lo, hi):
+    """Run every unfinished, error-free member b in lo <= b < hi until t_stop or completion.
+    Returns the number of those members still running. prof: None (Numba compiles the branch
+    away), or int64 [B, N_PROF, 2] accumulating events and time-stamp cycles per event kind
+    (benchmarks/profile_events.py). A call writes only rows lo..hi-1 of S and prof (T, par and
+    ops are read-only), so calls on disjoint ranges may run at once on threads (nogil;
+    engine/batch.py, docs/design.md)."""
     running = 0
-    for b in range(B):
+    for b in range(lo, hi):
         if S.finished[b] != 0 or S.status[b] != 0:
             continue
         synth_end = par[b, P_WARMUP] + par[b, P_MEASURE] + par[b, P_DRAIN]

@@ -333,7 +333,7 @@ def run_audited(cfg, prog, chunk: int):
     t = 0
     while True:
         t += chunk
-        running = sim.advance(b.S, b.T, b.par, b.ops, t, None)
+        running = sim.advance(b.S, b.T, b.par, b.ops, t, None, 0, b.S.now.shape[0])
         assert b.S.status[0] == 0, (int(b.S.status[0]), b.S.err_info[0].tolist())
         problems = credit_problems(b.S.fc[0], b.S.fcr[0], b.par[0])
         assert not problems, problems

@@ -3,12 +3,13 @@ call advances for every member; simulate() splits any list of configs into such 
 gathers their results into one Dataset, a `point` per config, in order."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence
 
 import numpy as np
 
 from .. import dtypes as D
-from ..config import RunConfig
+from ..config import RunConfig, check_threads
 from ..dataset import PROTOCOL_SCHEMA, build_dataset, pad_points, result_sizes, schema_for
 from ..errors import ConfigError, SimulationError
 from ..state import allocate
@@ -91,38 +92,64 @@ class Batch:
         sim.start(S, self.T, self.par, self.starts)
 
     def run(self, progress: Callable[[float], None] | None = None,
-            profile: np.ndarray | None = None) -> None:
+            profile: np.ndarray | None = None, threads: int = 1) -> None:
         """Advance every member to completion. profile: int64 [B, dtypes.N_PROF, 2] to
         accumulate events and time-stamp cycles per event kind (a separately compiled,
-        slower kernel; benchmarks/profile_events.py), or None."""
+        slower kernel; benchmarks/profile_events.py), or None. threads: members advanced at
+        once (config.check_threads); the results are bit-identical for any count."""
+        check_threads(threads, "threads")
         chunk = min(c.limits.chunk_cycles for c in self.configs)
-        t = 0
-        while True:
-            t += chunk
-            running = sim.advance(self.S, self.T, self.par, self.ops, t, profile)
-            if progress is not None:
-                progress(float((self.S.finished != 0).mean()))
-            for b in range(len(self.configs)):
-                if self.S.status[b] != 0:
-                    raise SimulationError(describe_error(self, b), int(self.S.status[b]), b)
-            if running == 0:
-                break
-        for b in range(len(self.configs)):
+        B = len(self.configs)
+        k = min(threads, B)
+        pool = ThreadPoolExecutor(k, thread_name_prefix="extoll-vec-member") if k > 1 else None
+        try:
+            t = 0
+            while True:
+                t += chunk
+                running = self._advance(t, profile, pool)
+                if progress is not None:
+                    progress(float((self.S.finished != 0).mean()))
+                for b in range(B):
+                    if self.S.status[b] != 0:
+                        raise SimulationError(describe_error(self, b), int(self.S.status[b]), b)
+                if running == 0:
+                    break
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        for b in range(B):
             check_invariants(self, b)
+
+    def _advance(self, t_stop: int, profile, pool) -> int:
+        """One chunk: every member to t_stop; returns the members still running. With a pool,
+        one kernel call per active member, handed to the threads in member order (the pool's
+        queue balances members of unequal work); every call ends before the next chunk, so
+        the errors are checked and raised as the serial loop does. Members share no mutable
+        state (advance writes rows b of S and prof only), so which thread runs a member, and
+        when, cannot change a bit of it (docs/design.md)."""
+        S = self.S
+        if pool is None:
+            return sim.advance(S, self.T, self.par, self.ops, t_stop, profile, 0, len(S.now))
+        active = [b for b in range(len(S.now)) if S.finished[b] == 0 and S.status[b] == 0]
+        calls = [pool.submit(sim.advance, S, self.T, self.par, self.ops, t_stop, profile, b, b + 1)
+                 for b in active]
+        return sum(f.result() for f in calls)
 
     def results(self) -> dict[str, np.ndarray]:
         return results(self)
 
 
-def run_batch(configs: Sequence[RunConfig], progress=None, programs=None) -> dict[str, np.ndarray]:
+def run_batch(configs: Sequence[RunConfig], progress=None, programs=None,
+              threads: int = 1) -> dict[str, np.ndarray]:
     batch = Batch(configs, programs)
-    batch.run(progress)
+    batch.run(progress, threads=threads)
     return batch.results()
 
 
 def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | None = None,
-             max_batch: int = 8, programs: Sequence | None = None):
-    """Run configs (batched by shape) and return one Dataset with a `point` per config."""
+             max_batch: int = 8, programs: Sequence | None = None, threads: int = 1):
+    """Run configs (batched by shape) and return one Dataset with a `point` per config;
+    `threads` members of a batch advance at once (Batch.run)."""
     configs = list(configs)
     groups: dict[tuple, list[int]] = {}
     for i, c in enumerate(configs):
@@ -132,7 +159,8 @@ def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | N
         for k in range(0, len(idx), max_batch):
             part = idx[k:k + max_batch]
             res = run_batch([configs[i] for i in part], progress,
-                            None if programs is None else [programs[i] for i in part])
+                            None if programs is None else [programs[i] for i in part],
+                            threads)
             for j, i in enumerate(part):
                 per_point[i] = {name: res[name][j]
                                 for name in RESULT_VARIABLES + tuple(PROTOCOL_SCHEMA)}

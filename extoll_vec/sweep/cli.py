@@ -1,5 +1,5 @@
 """`extoll-vec sweep SPEC.yaml [--set KEY=VALUE ...] -o OUT.zarr [--cluster cluster.yaml]
-[--workers N] [--dry-run] [--overwrite] [--quiet] [--max-points N]`: the command line of sweeps
+[--workers N] [--threads-per-worker K] [--dry-run] [--overwrite] [--quiet] [--max-points N]`: the command line of sweeps
 (imports the heavy parts inside _run). --set varies the spec (spec.apply_sets); a command equal
 in effect to another spec file resumes that file's stores (same fingerprint).
 
@@ -27,6 +27,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    "./cluster.yaml if present, else a local cluster, one worker per core)")
     p.add_argument("--workers", type=int, metavar="N",
                    help="worker processes of a local cluster (or workers requested on SLURM/PBS)")
+    p.add_argument("--threads-per-worker", type=int, metavar="K", default=None,
+                   help="threads of each worker of a local cluster (default: cluster.yaml's, "
+                        "else 1); K > 1: a worker runs one batch at a time and advances K of "
+                        "its points at once (bit-identical results; see cluster.yaml)")
     p.add_argument("--dry-run", action="store_true",
                    help="list the points, batches and estimated work; simulate nothing")
     p.add_argument("--overwrite", action="store_true",
@@ -126,6 +130,7 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
             done = mask
     todo = np.flatnonzero(~done).tolist()
     workers = cluster.workers or 1
+    threads = cluster.threads_per_worker or 1
     sets = f" with {len(sweep.sets)} --set" if sweep.sets else ""
     src = f" ({sweep.path}{sets})" if sweep.path else ""
     grid = " x ".join(str(n) for n in sweep.shape) or "1"
@@ -145,9 +150,10 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
     from .runner import equal_points
     unique = sorted(equal_points(sweep, todo))
     check_points(sweep, unique, cluster.kind == "local")
-    plan = plan_batches(sweep.configs, unique, workers, size, memory)
+    plan = plan_batches(sweep.configs, unique, workers, size, memory, threads)
+    each = f", each on {threads} threads" if threads > 1 else ""
     print(f"batches ({len(plan)} for {workers} worker(s), at most {size} points and "
-          f"{_mb(memory)} of state each):")
+          f"{_mb(memory)} of state each{each}):")
     for b in plan[:DRY_RUN_MAX_LINES]:
         pts = b.points
         shown = f"{pts[0]}-{pts[-1]}" if pts == tuple(range(pts[0], pts[-1] + 1)) else \
@@ -228,7 +234,7 @@ def execute(sweep, output, cluster, *, overwrite: bool = False, quiet: bool = Fa
                 res = run_sweep(sweep, output, client, overwrite=overwrite,
                                 max_batch=size or DEFAULT_MAX_BATCH,
                                 memory=memory or DEFAULT_BATCH_MEMORY, quiet=quiet, echo=echo,
-                                workers=cluster.workers)
+                                workers=cluster.workers, threads=cluster.threads_per_worker)
     except KeyboardInterrupt:
         try:
             n = int(read_completed(output).sum())
@@ -253,7 +259,7 @@ def _run(args: argparse.Namespace) -> int:
     from .cluster import load_cluster_spec
     from .spec import load_sweep
     sweep = load_sweep(args.spec, args.sets, max_points=args.max_points)
-    cluster = load_cluster_spec(args.cluster, args.workers)
+    cluster = load_cluster_spec(args.cluster, args.workers, args.threads_per_worker)
     size, memory = _limits(args)
     if args.dry_run:
         return _dry_run(sweep, cluster, args, size, memory)

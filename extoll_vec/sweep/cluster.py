@@ -11,8 +11,15 @@ cluster.yaml (at the repository root; see the comments there)::
       pbs: {cores: 1, processes: 1, memory: 2GiB, walltime: "00:30:00"}
       scale: {jobs: 4}     # slurm/pbs: jobs (or workers) to request
 
-Only the section named by `kind` is used; its keys are passed to the cluster class. Workers run
-one thread each: the kernels are single-threaded and a batch holds one worker's core.
+Only the section named by `kind` is used; its keys are passed to the cluster class.
+
+Threads per worker (issue 23 item 4): a worker with one thread runs one batch at a time on it.
+A worker this module starts with k > 1 threads (local threads_per_worker, ssh nthreads, slurm/
+pbs cores / processes) declares the Dask resource ``batch: 1``; the sweep then asks one `batch`
+per task, so the worker runs one batch at a time and advances k of its members at once on its
+k threads (engine.Batch.run), instead of k batches side by side, each holding its own state.
+A running scheduler's workers (kind address) do the same when started with ``--resources
+batch=1``; without it they run one single-threaded batch per thread.
 """
 from __future__ import annotations
 
@@ -24,9 +31,11 @@ import shutil
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from ..config import THREADS
 from ..errors import ConfigError, SpecError
 
 KINDS = ("local", "address", "ssh", "slurm", "pbs")
+BATCH_RESOURCE = "batch"   # the Dask worker resource of one running batch (module docstring)
 SECTIONS = KINDS + ("scale",)
 DEFAULT_FILE = "cluster.yaml"
 
@@ -52,10 +61,25 @@ class ClusterSpec:
             return max(len(self.options.get("hosts", [])) - 1, 0) or None
         return None
 
+    @property
+    def threads_per_worker(self) -> int | None:
+        """Threads of each worker this spec starts (None for kind address: the running
+        workers tell, sweep.runner.member_threads)."""
+        if self.kind == "local":
+            return int(self.options.get("threads_per_worker") or 1)
+        if self.kind == "ssh":
+            return int((self.options.get("worker_options") or {}).get("nthreads") or 1)
+        if self.kind in ("slurm", "pbs"):
+            cores, procs = self.options.get("cores"), self.options.get("processes") or 1
+            return max(int(cores) // int(procs), 1) if cores else None
+        return None
+
     def describe(self) -> str:
         if self.kind == "local":
-            return (f"local, {self.workers} worker process(es) x "
-                    f"{self.options.get('threads_per_worker', 1)} thread ({self.source})")
+            k = self.threads_per_worker
+            each = "; each runs one batch at a time, its members on the threads" if k > 1 else ""
+            return (f"local, {self.workers} worker process(es) x {k} thread{'s' * (k > 1)}"
+                    f"{each} ({self.source})")
         if self.kind == "address":
             return f"scheduler at {self.options.get('address')} ({self.source})"
         return f"{self.kind} ({self.source})"
@@ -68,13 +92,23 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def load_cluster_spec(path: str | None = None, workers: int | None = None) -> ClusterSpec:
+def load_cluster_spec(path: str | None = None, workers: int | None = None,
+                      threads: int | None = None) -> ClusterSpec:
     """The cluster of a sweep: `path`, else ./cluster.yaml if present, else a LocalCluster with
     one single-threaded worker process per core. `workers` overrides the worker count of a
-    local cluster (or the workers requested from SLURM/PBS)."""
+    local cluster (or the workers requested from SLURM/PBS); `threads` the threads per worker
+    of a local cluster (sweep --threads-per-worker)."""
     if path is None and os.path.isfile(DEFAULT_FILE):
         path = DEFAULT_FILE
     spec = ClusterSpec() if path is None else _read(path)
+    if threads is not None:
+        THREADS.check("--threads-per-worker", threads)
+        if spec.kind != "local":
+            raise ConfigError("--threads-per-worker", f"applies to a local cluster, not to kind "
+                                                      f"{spec.kind!r} ({spec.source}): set its "
+                                                      "threads in the cluster file")
+        spec = ClusterSpec("local", {**spec.options, "threads_per_worker": threads}, spec.scale,
+                           spec.source + f", --threads-per-worker {threads}")
     if workers is not None:
         if workers < 1:
             raise ConfigError("--workers", f"got {workers}; allowed: an integer >= 1")
@@ -129,6 +163,12 @@ def _read(path: str) -> ClusterSpec:
                       "dashboard_address, processes")
     if kind == "ssh" and not options.get("hosts"):
         raise err(("cluster", "ssh"), "needs hosts: [scheduler host, worker hosts...]")
+    if kind in ("local", "ssh"):       # the threads of a worker: config.THREADS allows them
+        sub = options if kind == "local" else options.get("worker_options") or {}
+        key = "threads_per_worker" if kind == "local" else "nthreads"
+        if key in sub and not THREADS.admits(sub[key]):
+            where = ("cluster", kind) + ((key,) if kind == "local" else ("worker_options", key))
+            raise err(where, f"got {sub[key]!r}; allowed: {THREADS.allowed()}")
     return ClusterSpec(kind, dict(options), dict(scale), path)
 
 
@@ -177,12 +217,17 @@ def _start(spec: ClusterSpec, level: int):
         opts.setdefault("processes", True)
         # without bokeh there is no dashboard: a random port for the scheduler's HTTP server
         opts.setdefault("dashboard_address", ":8787" if dashboard_available() else ":0")
+        if spec.threads_per_worker > 1:
+            opts["resources"] = {BATCH_RESOURCE: 1}
         return LocalCluster(silence_logs=level, **opts)
     if spec.kind == "ssh":
         if importlib.util.find_spec("asyncssh") is None:
             raise ConfigError("cluster.ssh", "needs asyncssh: pip install 'extoll-vec[ssh]'")
         from distributed import SSHCluster
-        opts.setdefault("worker_options", {}).setdefault("nthreads", 1)
+        opts["worker_options"] = dict(opts.get("worker_options") or {})
+        opts["worker_options"].setdefault("nthreads", 1)
+        if spec.threads_per_worker > 1:
+            opts["worker_options"]["resources"] = {BATCH_RESOURCE: 1}
         return SSHCluster(**opts)
     # slurm / pbs through dask-jobqueue
     if importlib.util.find_spec("dask_jobqueue") is None:
@@ -194,6 +239,9 @@ def _start(spec: ClusterSpec, level: int):
         raise ConfigError(f"cluster.{spec.kind}", f"{submit} not found: run the sweep on a "
                                                   f"login node of the {spec.kind.upper()} system")
     cls = {"slurm": dask_jobqueue.SLURMCluster, "pbs": dask_jobqueue.PBSCluster}[spec.kind]
+    if (spec.threads_per_worker or 1) > 1:
+        opts["worker_extra_args"] = list(opts.get("worker_extra_args") or []) + [
+            "--resources", f"{BATCH_RESOURCE}=1"]
     try:
         cluster = cls(**opts)
     except (TypeError, ValueError) as exc:

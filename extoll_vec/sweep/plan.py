@@ -120,18 +120,20 @@ def estimate(cfg: RunConfig) -> Estimate:
 
 
 def batch_size(n_todo: int, workers: int, per_point_bytes: int, max_batch: int = DEFAULT_MAX_BATCH,
-               memory: int = DEFAULT_BATCH_MEMORY) -> int:
+               memory: int = DEFAULT_BATCH_MEMORY, threads: int = 1) -> int:
     """Points per batch: at most max_batch, within the memory budget, and small enough for
-    BATCHES_PER_WORKER batches per worker."""
+    BATCHES_PER_WORKER batches per worker, but at least `threads` (a worker that advances
+    that many members of a batch at once, runner.member_threads, needs them to keep busy)."""
     by_memory = max(1, memory // max(per_point_bytes, 1))
-    by_balance = max(1, math.ceil(n_todo / (max(workers, 1) * BATCHES_PER_WORKER)))
+    by_balance = max(threads, math.ceil(n_todo / (max(workers, 1) * BATCHES_PER_WORKER)))
     return max(1, min(max_batch, by_memory, by_balance))
 
 
 def plan_batches(configs: Sequence[RunConfig], todo: Sequence[int], workers: int,
                  max_batch: int = DEFAULT_MAX_BATCH,
-                 memory: int = DEFAULT_BATCH_MEMORY) -> list[PlannedBatch]:
-    """Batches covering the points `todo` (indices into configs), largest work first."""
+                 memory: int = DEFAULT_BATCH_MEMORY, threads: int = 1) -> list[PlannedBatch]:
+    """Batches covering the points `todo` (indices into configs), largest work first;
+    `threads`: members each batch advances at once (batch_size)."""
     from ..engine import shape_key
     groups: dict[tuple, list[int]] = {}
     for i in sorted(set(todo)):
@@ -140,7 +142,7 @@ def plan_batches(configs: Sequence[RunConfig], todo: Sequence[int], workers: int
     out: list[tuple[int, tuple[int, ...], int, int]] = []
     for pts in groups.values():
         per_point = max(est[i].state_bytes for i in pts)
-        size = batch_size(len(todo), workers, per_point, max_batch, memory)
+        size = batch_size(len(todo), workers, per_point, max_batch, memory, threads)
         k = math.ceil(len(pts) / size)            # near-equal batches: sizes differ by <= 1
         for j in range(k):
             part = tuple(pts[j * len(pts) // k:(j + 1) * len(pts) // k])

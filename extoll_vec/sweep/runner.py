@@ -27,6 +27,7 @@ from typing import Any, Callable, TextIO
 import numpy as np
 
 from ..errors import ExtollVecError
+from .cluster import BATCH_RESOURCE
 from .plan import DEFAULT_BATCH_MEMORY, DEFAULT_MAX_BATCH, plan_batches
 from .progress import Progress
 from .spec import Sweep
@@ -100,12 +101,14 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
               max_batch: int = DEFAULT_MAX_BATCH, memory: int = DEFAULT_BATCH_MEMORY,
               quiet: bool = False, stream: TextIO | None = None, workers: int | None = None,
               echo: Callable[[str], None] | None = None,
-              on_batch: Callable[[tuple[int, ...], SweepResult], None] | None = None
-              ) -> SweepResult:
+              on_batch: Callable[[tuple[int, ...], SweepResult], None] | None = None,
+              threads: int | None = None) -> SweepResult:
     """Compute the points of `sweep` missing from `store` on the distributed `client`.
 
     `workers` is the worker count to plan batches for (default: the workers connected now;
     give it for clusters whose workers are still starting, e.g. SLURM jobs in the queue).
+    `threads`: the threads of each worker, as the cluster spec starts them (default: as the
+    connected workers have them); see member_threads.
     on_batch(points, result) is called after each batch is stored (tests use it to interrupt
     or kill workers at a known moment)."""
     from distributed import as_completed
@@ -119,12 +122,14 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
         echo(f"{store}: all {sweep.n_points} points already computed")
         return result
     workers = workers or max(len(client.nthreads()), 1)
+    threads = member_threads(client, threads)
     twins = equal_points(sweep, todo)
-    plan = plan_batches(sweep.configs, sorted(twins), workers, max_batch, memory)
+    plan = plan_batches(sweep.configs, sorted(twins), workers, max_batch, memory, threads)
     same = len(todo) - len(twins)
     echo(f"computing {len(todo)} of {sweep.n_points} points ({result.already} already in the "
          f"store{f'; {same} equal to others, computed once' if same else ''}) in {len(plan)} "
-         f"batches on {workers} worker(s)")
+         f"batches on {workers} worker(s)"
+         f"{f', each batch on {threads} threads' if threads > 1 else ''}")
     writer = StoreWriter(store)
     progress = Progress(sweep.n_points, result.already, quiet=quiet, stream=stream)
     log = _ErrorLog(sweep, store, result)
@@ -133,9 +138,10 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
 
     def submit(points: tuple[int, ...], priority: int) -> Any:
         result.batches += 1
-        fut = client.submit(run_points, [sweep.configs[i] for i in points], pure=False,
-                            key=f"sweep-{sweep.name}-{token}-{result.batches}",
-                            priority=priority)
+        fut = client.submit(run_points, [sweep.configs[i] for i in points], threads > 1,
+                            pure=False, key=f"sweep-{sweep.name}-{token}-{result.batches}",
+                            priority=priority,
+                            resources={BATCH_RESOURCE: 1} if threads > 1 else None)
         futures[fut] = points
         return fut
 
@@ -186,6 +192,21 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
         progress.close()
         result.seconds = time.perf_counter() - t0
     return result
+
+
+def member_threads(client, threads: int | None = None) -> int:
+    """Threads each batch task uses (issue 23 item 4). 1: a worker runs one single-threaded
+    batch per thread. k > 1: every worker runs one batch at a time (each task asks for the
+    worker resource cluster.BATCH_RESOURCE, which a worker started with k threads declares
+    once) and advances k of its members at once. `threads` is the spec's threads per worker;
+    None (a running scheduler) takes the connected workers' threads if every one of them
+    declares the resource (else 1: a task asking for a resource no worker has never runs)."""
+    if threads is not None:
+        return threads
+    info = client.scheduler_info().get("workers", {}).values()
+    if not info or not all((w.get("resources") or {}).get(BATCH_RESOURCE) for w in info):
+        return 1
+    return min(int(w.get("nthreads", 1)) for w in info)
 
 
 def _completed(ac, progress: Progress, poll: float = 0.2):

@@ -24,12 +24,24 @@ class BatchFailure:
     worker: str          # host and process that ran the batch
 
 
-def run_points(configs) -> dict | BatchFailure:
+# threads the last batch of this process ran on (tests read it with Client.run)
+last_threads = 0
+
+
+def run_points(configs, member_threads: bool = False) -> dict | BatchFailure:
     """Simulate one batch (configs of equal engine.shape_key); the engine's arrays, one row per
-    config, or a BatchFailure."""
+    config, or a BatchFailure. member_threads: the task holds the whole worker (the resource
+    cluster.BATCH_RESOURCE), so it advances that many members at once as the worker has
+    threads (bit-identical to one thread: engine.Batch.run)."""
+    global last_threads
     from .. import engine
+    threads = 1
+    if member_threads:
+        from distributed import get_worker
+        threads = max(int(get_worker().state.nthreads), 1)
+    last_threads = threads
     try:
-        return engine.run_batch(list(configs))
+        return engine.run_batch(list(configs), threads=threads)
     except ExtollVecError as exc:
         return BatchFailure(exc, traceback.format_exc(),
                             f"{socket.gethostname()}, pid {os.getpid()}")
