@@ -1,7 +1,8 @@
 """`extoll-vec sweep SPEC.yaml [--set KEY=VALUE ...] -o OUT.zarr [--cluster cluster.yaml]
-[--workers N] [--threads-per-worker K] [--dry-run] [--overwrite] [--quiet] [--max-points N]`: the command line of sweeps
-(imports the heavy parts inside _run). --set varies the spec (spec.apply_sets); a command equal
-in effect to another spec file resumes that file's stores (same fingerprint).
+[--workers N] [--threads-per-worker K] [--dry-run] [--overwrite] [--quiet] [--max-points N]`:
+the command line of sweeps (imports the heavy parts inside _run). --set varies the spec
+(spec.apply_sets); a command equal in effect to another spec file resumes that file's stores
+(same fingerprint).
 
 --dry-run and a run refuse the same things: the spec (every point's RunConfig, the point limit)
 and then check_points, the planning estimate of every point, before a cluster starts. A point
