@@ -171,7 +171,8 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
     twins = f" ({same} equal to others, computed once)" if same else ""
     print(f"work: {len(todo)} of {sweep.n_points} points to compute{twins}, "
           f"~{_count(sum(b.packets for b in plan))} packets, {_secs(total)} on one worker, "
-          f"{_secs(max(total / workers, longest))} on {workers} (rough); state up to "
+          f"{_secs(max(total / (workers * threads), longest / threads))} on {workers}"
+          f"{f' x {threads} threads' if threads > 1 else ''} (rough); state up to "
           f"{_mb(per_point)} per point, {_mb(peak)} per batch")
     print(f"cluster: {cluster.describe()}")
     return 0
