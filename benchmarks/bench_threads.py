@@ -7,7 +7,8 @@ one worker with 2 threads against 2 single-threaded workers.
 
 Batch: two members of the example, host.match_ns apart by a nanosecond (different points of
 equal work), built once per thread count; Batch.run is timed (not the build), and the two
-runs' results are compared bit for bit. Sweep: --sweep-points points of --sweep-example (the
+runs' results are compared bit for bit; the process's CPU seconds beside the wall time show
+whether the two threads ran at once (CPU about twice the wall time) or shared a busy core. Sweep: --sweep-points points of --sweep-example (the
 same variation) through run_sweep on a LocalCluster of (workers x threads) 1x1, 1x2 and 2x1,
 kernels loaded on every worker before timing; the stores are compared bit for bit. The
 speedup needs two idle cores: the load average before and after is printed (and recorded).
@@ -39,17 +40,18 @@ def batch_runs(example: str, threads: list[int]) -> list[tuple[int, float]]:
     rows, first = [], None
     for k in threads:
         batch = Batch(members(example, 2))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         batch.run(threads=k)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         res = batch.results()
         if first is None:
             first = res
         elif any(not np.array_equal(res[n], first[n], equal_nan=res[n].dtype.kind == "f")
                  for n in res):
             raise SystemExit(f"{k} threads: results differ from {threads[0]} thread(s)")
-        rows.append((k, wall))
-        print(f"  batch of 2 x {example} on {k} thread(s): {wall:7.2f} s", flush=True)
+        rows.append((k, wall, cpu))
+        print(f"  batch of 2 x {example} on {k} thread(s): {wall:7.2f} s ({cpu:.2f} s CPU)",
+              flush=True)
     return rows
 
 
@@ -93,9 +95,9 @@ def main(argv=None) -> int:
     table = []
     batch = batch_runs(args.example, [1, 2])
     base = batch[0][1]
-    for k, wall in batch:
+    for k, wall, cpu in batch:
         table.append([f"batch 2 x {args.example}", f"1 x {k}", round(wall, 2),
-                      round(base / wall, 2), "yes"])
+                      round(base / wall, 2), round(cpu, 2), "yes"])
     if not args.skip_sweep:
         tmp = Path(tempfile.mkdtemp(prefix="bench-threads-"))
         try:
@@ -105,19 +107,20 @@ def main(argv=None) -> int:
             for workers, threads, wall, batches, _ in rows:
                 table.append([f"sweep {args.sweep_points} x {args.sweep_example} "
                               f"({batches} batches)", f"{workers} x {threads}", round(wall, 2),
-                              round(rows[0][2] / wall, 2), "yes" if same else "NO"])
+                              round(rows[0][2] / wall, 2), "", "yes" if same else "NO"])
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     load1 = os.getloadavg()[0]
     print(f"\nload average before {load0:.2f}, after {load1:.2f}")
-    print(f"{'run':<38} {'workers x threads':>17} {'seconds':>8} {'speedup':>8} identical")
+    print(f"{'run':<38} {'workers x threads':>17} {'seconds':>8} {'speedup':>8} "
+          f"{'CPU s':>7} identical")
     for row in table:
-        print(f"{row[0]:<38} {row[1]:>17} {row[2]:8.2f} {row[3]:8.2f} {row[4]}")
+        print(f"{row[0]:<38} {row[1]:>17} {row[2]:8.2f} {row[3]:8.2f} {row[4]:>7} {row[5]}")
     save(args, "bench_threads", ["run", "workers x threads", "seconds", "speedup",
-                                 "bit-identical"],
-         table + [[f"load average before {load0:.2f}, after {load1:.2f}", "", "", "", ""]],
+                                 "CPU seconds (this process)", "bit-identical"],
+         table + [[f"load average before {load0:.2f}, after {load1:.2f}", "", "", "", "", ""]],
          argv)
-    return 0 if all(r[4] == "yes" for r in table) else 1
+    return 0 if all(r[5] == "yes" for r in table) else 1
 
 
 if __name__ == "__main__":
