@@ -1,6 +1,7 @@
 """The input-queued router against the VOQ router (issue 22).
 
     python benchmarks/bench_router.py [--quick] [--skip-dragonfly] [--record]
+    python benchmarks/bench_router.py --skip-mesh --routing par --routers voq:1 --repeats 5
 
 (a) 4x4x4 mesh, 2 VCs, uniform random traffic, offered load swept 0.1 .. 1.0 flits per node
     per cycle: accepted throughput and mean latency of voq, iq (speedup 1) and iq (speedup
@@ -126,33 +127,49 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def _mean_se(xs):
+    m = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return m, float("nan")
+    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    return m, (var / len(xs)) ** 0.5
+
+
 def dragonfly(args):
-    runs = [(r, s, False) for r, s in ROUTERS] + ([("voq", 1.0, True)] if args.old_pools else [])
+    routers = [rs for rs in ROUTERS if f"{rs[0]}:{rs[1]:g}" in args.routers.split(",")]
+    runs = [(r, s, False) for r, s in routers] + ([("voq", 1.0, True)] if args.old_pools else [])
     print(f"(b) Dragonfly 5,256 nodes, routing {args.routing}, 256-flit VC buffers, 16-flit packets, "
-          f"load 1.0, {args.df_cycles} cycles")
+          f"load 1.0, {args.df_cycles} cycles, {args.repeats} run(s) each: mean (+- standard "
+          f"error) where repeated")
     rows = []
     for r, s, old in runs:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--one", r, "--speedup", str(s),
                "--df-cycles", str(args.df_cycles), "--routing", args.routing] + (
                    ["--old-pools"] if old else [])
-        out = subprocess.run(cmd, capture_output=True, text=True)
-        if out.returncode != 0:
-            print(out.stderr[-2000:])
-            raise SystemExit(f"dragonfly {r} failed")
-        d = json.loads(out.stdout.strip().splitlines()[-1])
+        ds = []
+        for _ in range(args.repeats):
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            if out.returncode != 0:
+                print(out.stderr[-2000:])
+                raise SystemExit(f"dragonfly {r} failed")
+            ds.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        d = ds[0]
         name = f"{r} s={s:g}" + (" old pools" if old else "")
-        cps, cpu_cps = d["cycles"] / d["run"], d["cycles"] / d["cpu"]
+        cps, cps_se = _mean_se([x["cycles"] / x["run"] for x in ds])
+        cpu_cps, cpu_se = _mean_se([x["cycles"] / x["cpu"] for x in ds])
         top = ", ".join(f"{k} {v / 2**20:.0f} MiB" for k, v in d["top"])
         print(f"{name:<18} setup {d['setup']:6.1f} s  run {d['run']:7.1f} s (CPU {d['cpu']:.1f} s)"
-              f"  {d['cycles']:>6} cycles  {cps:8.0f} cycles/s ({cpu_cps:.0f} per CPU second)  "
-              f"{d['events'] / d['cpu']:9.3g} events/CPU s  accepted {d['accepted']:.3f}  "
+              f"  {d['cycles']:>6} cycles  {cps:8.0f} +- {cps_se:.0f} cycles/s ({cpu_cps:.0f} +- "
+              f"{cpu_se:.0f} per CPU second)  {d['events'] / d['cpu']:9.3g} events/CPU s  "
+              f"{d['events'] / d['hops']:.2f} events/hop  accepted {d['accepted']:.3f}  "
               f"estimate {d['estimate'] / 2**30:.2f} GiB "
-              f"(NPK {d['NPK']:,}, E {d['E']:,}; {top})  peak RSS {d['maxrss'] / 2**30:.2f} GiB",
-              flush=True)
+              f"(NPK {d['NPK']:,}, E {d['E']:,}; {top})  peak RSS "
+              f"{max(x['maxrss'] for x in ds) / 2**30:.2f} GiB", flush=True)
         rows.append(["dragonfly " + name, d["cycles"], round(d["setup"], 2), round(d["run"], 2),
                      round(d["cpu"], 2), round(cps), round(cpu_cps), round(d["accepted"], 4),
                      round(d["estimate"] / 2**30, 3),
-                     round(d["maxrss"] / 2**30, 3)])
+                     round(max(x["maxrss"] for x in ds) / 2**30, 3), round(cps_se, 1),
+                     len(ds)])
     return rows
 
 
@@ -167,6 +184,10 @@ def main(argv=None):
     ap.add_argument("--packet-flits", type=int, default=16)
     ap.add_argument("--buffer-flits", type=int, default=256)
     ap.add_argument("--df-cycles", type=int, default=3000)
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="(b) runs of each router (a subprocess each): mean and standard error")
+    ap.add_argument("--routers", default=",".join(f"{r}:{s:g}" for r, s in ROUTERS),
+                    help="(b) which routers, e.g. voq:1 (default: all three)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--speedup", type=float, default=1.0, help=argparse.SUPPRESS)
     add_option(ap)
@@ -180,8 +201,9 @@ def main(argv=None):
     if not args.skip_dragonfly:
         rows += dragonfly(args)
     # mesh rows: run, offered load, (accepted, latency) per router; dragonfly rows: run,
-    # cycles, setup s, run s, CPU s, cycles/s, cycles per CPU s, accepted, estimate GiB, RSS GiB
-    save(args, "bench_router", ["run", "load or cycles"] + [f"v{i}" for i in range(8)], rows)
+    # cycles, setup s, run s, CPU s, cycles/s, cycles per CPU s, accepted, estimate GiB, RSS GiB,
+    # cycles/s standard error, runs
+    save(args, "bench_router", ["run", "load or cycles"] + [f"v{i}" for i in range(10)], rows)
 
 
 if __name__ == "__main__":
