@@ -17,6 +17,7 @@ from ..topology.deadlock import check_deadlock_free
 from ..workloads import build_program, skewed, snapshot_counts, synthetic_destinations
 from extoll_vec.kernels import progstats, sim
 from .diagnostics import check_invariants, describe_error
+from .pairs import pair_table, pair_table_size
 from .params import cycles, member_params, node_params, topo_arrays
 from .results import RESULT_VARIABLES, results
 from .sizing import (ProgramFigures, check_memory, check_widths, mailbox_capacity, shape_key,
@@ -44,7 +45,7 @@ class Batch:
         rows = max(max(len(p.ops) for p in programs), 1)
         self.ops = np.zeros((B, rows, 4), np.int32)
         self.starts = np.zeros((B, max(NR, 1)), np.int32)[:, :NR]
-        figs = []
+        figs, tables = [], []    # tables: each member's pair table (engine/pairs.py)
         for b, (cfg, prog) in enumerate(zip(configs, programs)):
             ops = prog.ops.copy()
             comp = ops[:, 0] == D.OP_COMPUTE
@@ -56,10 +57,13 @@ class Batch:
                                                cfg.mpi.header_bytes, cfg.mpi.velo_payload,
                                                cfg.mpi.eager_threshold)
                 snaps = int(snapshot_counts(prog).max())
+                tables.append(pair_table(cfg, prog, snaps))
                 figs.append(ProgramFigures(prog.max_isends, prog.max_irecvs, int(msgs.max()),
-                                           int(pkts.max()), snaps))
+                                           int(pkts.max()), snaps,
+                                           *pair_table_size(tables[-1][0])))
             else:
-                figs.append(ProgramFigures(0, 0, 0, 0, 0))
+                tables.append(pair_table(cfg, None))
+                figs.append(ProgramFigures(0, 0, 0, 0, 0, 0, 0))
         self.par = np.stack([member_params(c, mailbox_capacity(c, f))
                              for c, f in zip(configs, figs)])
         topo = self.topology
@@ -88,6 +92,9 @@ class Batch:
                 S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, topo.n_nodes, cfg.seed,
                                                        cfg.shift_nodes)
             S.npar[b] = node_params(cfg, topo, sizes["KNP"])
+            ptr, peer = tables[b]
+            S.pair_ptr[b] = ptr
+            S.pair_peer[b, :len(peer)] = peer
         sim.start(S, self.T, self.par, self.starts)
 
     def run(self, progress: Callable[[float], None] | None = None,

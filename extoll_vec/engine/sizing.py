@@ -40,6 +40,8 @@ class ProgramFigures(NamedTuple):
     inbound_messages: int  # messages the busiest receiver gets over the run
     inbound_packets: int   # eager packets the busiest receiver gets over the run
     snapshots: int         # OP_SNAPSHOTs of the busiest rank
+    pairs: int | None = None      # entries of the pair table (engine/pairs.py); None: ranks**2
+    max_peers: int | None = None  # peers of the busiest rank in it; None: ranks
 
 
 def mailbox_capacity(cfg: RunConfig, fig: ProgramFigures) -> int:
@@ -110,7 +112,10 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
                  NW=max(rpn, 1), EQ=EQ, RQ=max(rpn, 1) * SQ, NR=NR,
                  MC=max(mailbox_capacity(c, f) for c, f in zip(configs, figs)), SQ=SQ, RD=RD,
                  UQ=max(f.inbound_messages for f in figs) + 2, GQ=RD,
-                 CQ=3 * NR + 16,   # a credit packet, a request and a response per peer
+                 # a credit packet, a request and a response per peer in the pair table
+                 CQ=3 * max(NR if f.max_peers is None else f.max_peers for f in figs) + 16,
+                 NR1=NR + 1,   # the pair table's row starts; NPAIR: its entries and the sink
+                 NPAIR=max(NR * NR if f.pairs is None else f.pairs for f in figs) + 1,
                  NSNAP=max(f.snapshots for f in figs), NPK=NPK, **ps)
     lat = max(max(c.network.link_latency, *c.topology.link_latencies(c.network.link_latency))
               + c.network.router_delay for c in configs) + maxL
@@ -184,14 +189,23 @@ def least_figures(cfg: RunConfig) -> ProgramFigures:
     the snapshots of a multiphase run; 0 for the rest."""
     from ..workloads import snapshot_count
     w, msgs = cfg.workload, 0
+    pairs, peers = (0, 0) if w.synthetic else (2, 1)   # the pair table (engine/pairs.py)
     if w.kind == "alltoall":
         gs = w.group_size or w.ranks // max(w.groups, 1)
         msgs = max(gs - 1, 0) * (w.iterations + w.warmup)
+        pairs, peers = w.groups * gs * max(gs - 1, 0), max(gs - 1, 0)
     elif w.kind == "multiphase":
         msgs = sum(max(n - 1, 0) for n in w.phase_ranks) * w.iterations
+        n = max(w.phase_ranks)
+        pairs, peers = n * (n - 1), n - 1
     m = cfg.mpi
     per = message_packets(w.message_bytes, m.header_bytes, m.velo_payload, m.eager_threshold)
-    return ProgramFigures(0, 0, msgs, msgs * per, snapshot_count(cfg))
+    snaps = snapshot_count(cfg)
+    if cfg.n_ranks and (snaps or protocol(cfg.protocol.name).every_pair):
+        pairs = peers = None    # the dense table
+    elif w.kind == "program":
+        pairs = peers = 0       # hand-written programs: not known before they are built
+    return ProgramFigures(0, 0, msgs, msgs * per, snaps, pairs, peers)
 
 
 def _member_sizes(cfg: RunConfig) -> dict[str, int]:
@@ -200,8 +214,8 @@ def _member_sizes(cfg: RunConfig) -> dict[str, int]:
 
 def _part(dims: tuple) -> str:
     """The part of the state an array belongs to, for the messages."""
-    if dims.count("NR") == 2:
-        return "per rank pair tables (ranks**2)"
+    if "NPAIR" in dims:
+        return "pair tables"
     for dim, part in (("NSNAP", "credit snapshots"), ("MC", "mailboxes"),
                       ("NPK", "packet pool"), ("E", "event calendar"), ("W", "event calendar"),
                       ("R", "routers"), ("N", "NICs"), ("NR", "ranks")):
