@@ -285,6 +285,29 @@ def available_memory() -> int | None:
     return avail
 
 
+MEMORY_LIMIT_ENV = "EXTOLL_VEC_MEMORY_LIMIT"
+
+
+def memory_limit() -> int | None:
+    """The configured limit in bytes (environment EXTOLL_VEC_MEMORY_LIMIT: 8GiB, 512MiB, 10G
+    or bytes), below the machine's available memory; None if unset."""
+    text = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+    if not text:
+        return None
+    units = {"": 1, "B": 1, "K": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MIB": 1 << 20,
+             "G": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TIB": 1 << 40}
+    num = text.rstrip("KMGTiBkmgtib ")
+    unit = text[len(num):].strip().upper()
+    try:
+        value = float(num) * units[unit]
+    except (ValueError, KeyError):
+        raise ConfigError(MEMORY_LIMIT_ENV, f"got {text!r}; allowed: a size such as 8GiB, "
+                          "512MiB or a number of bytes") from None
+    if not value > 0:
+        raise ConfigError(MEMORY_LIMIT_ENV, f"got {text!r}; allowed: a size > 0")
+    return int(value)
+
+
 def human_bytes(n: int) -> str:
     """1.5 GiB, 412 GiB, 3.2 TiB."""
     for unit, shift in (("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30)):
@@ -347,8 +370,11 @@ def check_memory(configs: Sequence[RunConfig], available: int | None = None) -> 
                       f"{DIMENSIONS.get(dim, dim)}, more than the "
                       f"{I32_MAX} that the kernels' int32 indices address")
     total = sum(parts.values())
+    limit = memory_limit()
     if available is None:
         available = available_memory()
+    if limit is not None and (available is None or limit < available):
+        available = limit
     if available is not None and total > available:
         top = sorted(parts.items(), key=lambda kv: -kv[1])[:2]
         detail = ", ".join(f"{k} {human_bytes(v)}" for k, v in top if v)
