@@ -117,6 +117,10 @@ FIELDS = {
     # peers ascending; a row holding every rank is the dense row (pair_ptr[x] + y). Entry
     # NPAIR - 1 is a sink that a lookup of a missing pair returns (with ERR_PAIR raised)
     "pair_ptr": (I32, ("B", "NR1"), 0), "pair_peer": (I32, ("B", "NPAIR"), -1),
+    # a row's first pair_real[x] entries are its communicating peers, ascending; the rest are
+    # spare entries (peer -1) for the idle senders the dynamic protocol steals from, taken by
+    # kernels/pairs.take_idle in descending id order below the cursor pair_idle[x] (-1: none)
+    "pair_real": (I32, ("B", "NR"), 0), "pair_idle": (I32, ("B", "NR"), -1),
     # per pair (x, y): the in-order check's sequence numbers, then the flow-control fields
     "fc": (I32, ("B", "NPAIR", "K"), 0),        # protocols/fc_layout.py
     "fcr": (I32, ("B", "NR", "KR"), 0),         # per rank: protocols/fc_layout.py

@@ -73,7 +73,7 @@ from extoll_vec.kernels.fc_fields import (F_A_GIVEN, F_A_RESP_GOT, F_A_RESP_SENT
                                           NULL_LIST, PAIR_FIELDS, R_AVAIL, R_BASE, R_HEAD,
                                           R_TAIL, promise_credits, queue_ctrl)
 from extoll_vec.kernels.jit import inner
-from extoll_vec.kernels.pairs import pair, row
+from extoll_vec.kernels.pairs import next_idle, pair, row, take_idle
 
 
 # ---- activity lists (doubly linked over sender ids; lists 0-2 rotate, 3 is null) -----------
@@ -118,11 +118,26 @@ def _level(S, b, x, k):
 
 
 @inner
-def init(S, par, b):
-    K = S.fc.shape[2]
+def _fresh(S, par, b, i):
+    """Entry i as a pair starts: the sender owns the static slots, the receiver intends the
+    static quota for it, its FIFO holds credit_slots + 1 ones, it is in no list."""
     c = par[b, P_CREDIT_SLOTS]
-    q = par[b, P_QUOTA]
-    for x in range(S.rk_pc.shape[1]):
+    for k in range(PAIR_FIELDS, S.fc.shape[2]):
+        S.fc[b, i, k] = 0
+    S.fc[b, i, F_LIST] = -1
+    S.fc[b, i, F_PREV] = -1
+    S.fc[b, i, F_NEXT] = -1
+    S.fc[b, i, F_OWNED] = c
+    S.fc[b, i, F_INTENDED] = par[b, P_QUOTA]
+    S.fc[b, i, F_CURRENT] = c
+    for j in range(c + 1):
+        S.fc[b, i, F_FIFO + j] = 1
+
+
+@inner
+def init(S, par, b):
+    NR = S.rk_pc.shape[1]
+    for x in range(NR):
         for k in range(S.fcr.shape[2]):
             S.fcr[b, x, k] = 0
         S.fcr[b, x, R_AVAIL] = par[b, P_DYN_REGION]
@@ -132,19 +147,17 @@ def init(S, par, b):
         first, end = row(S, b, x)
         for i in range(end - 1, first - 1, -1):   # pushed in front: the low list in id order
             y = S.pair_peer[b, i]
-            for k in range(PAIR_FIELDS, K):
-                S.fc[b, i, k] = 0
-            S.fc[b, i, F_LIST] = -1
-            S.fc[b, i, F_PREV] = -1
-            S.fc[b, i, F_NEXT] = -1
             if x == y:
+                for k in range(PAIR_FIELDS, S.fc.shape[2]):
+                    S.fc[b, i, k] = 0
+                S.fc[b, i, F_LIST] = -1
+                S.fc[b, i, F_PREV] = -1
+                S.fc[b, i, F_NEXT] = -1
                 continue
-            S.fc[b, i, F_OWNED] = c
-            S.fc[b, i, F_INTENDED] = q
-            S.fc[b, i, F_CURRENT] = c
-            for j in range(c + 1):
-                S.fc[b, i, F_FIFO + j] = 1
+            _fresh(S, par, b, i)
             _push_front(S, b, x, y, 2)
+        # the other senders are idle ones, in the low list after (kernels/pairs.py)
+        S.pair_idle[b, x] = next_idle(S, b, x, NR)
 
 
 # ---- credits going back to a sender ----------------------------------------------------------
@@ -166,6 +179,13 @@ def _steal(S, par, b, x, mon):
     the low list (Eq. 6), which keeps its static slots. Returns credit operations."""
     low = _level(S, b, x, 2)
     vic = S.fcr[b, x, R_TAIL + low]
+    fresh = S.pair_idle[b, x] > vic   # an untouched idle sender is last (kernels/pairs.py)
+    if fresh:
+        k = take_idle(S, b, x)
+        if S.pair_peer[b, k] < 0:
+            return 0                      # no spare entry: ERR_SPARE, the batch reruns
+        _fresh(S, par, b, k)
+        vic = S.pair_peer[b, k]
     if vic < 0:
         return 0
     c = par[b, P_CREDIT_SLOTS]
@@ -180,9 +200,13 @@ def _steal(S, par, b, x, mon):
         if S.fc[b, pair(S, b, x, vic), F_CURRENT] > S.fc[b, pair(S, b, x, vic), F_INTENDED]:
             S.fc[b, pair(S, b, x, vic), F_BLOCKED] = 1
             queue_ctrl(S, b, x, vic, CT_REQUEST)
-        _move_front(S, b, x, vic, NULL_LIST)
+        L = NULL_LIST
     else:
-        _move_front(S, b, x, vic, _level(S, b, x, 1))
+        L = _level(S, b, x, 1)
+    if fresh:
+        _push_front(S, b, x, vic, L)      # it was in the low list, but in no linked one
+    else:
+        _move_front(S, b, x, vic, L)
     return 2
 
 
@@ -203,7 +227,7 @@ def _monitor(S, par, b, x, y):
         _move_front(S, b, x, y, _level(S, b, x, 0))
         return 1
     # already high, or null (treated as high: it must recover credits fast)
-    if S.fcr[b, x, R_HEAD + _level(S, b, x, 2)] < 0:
+    if S.fcr[b, x, R_HEAD + _level(S, b, x, 2)] < 0 and S.pair_idle[b, x] < 0:
         S.fcr[b, x, R_BASE] = (S.fcr[b, x, R_BASE] + 2) % 3   # high->medium->low, new high
     _move_front(S, b, x, y, _level(S, b, x, 0))
     return 1 + _steal(S, par, b, x, y)

@@ -26,6 +26,7 @@ Matching is MPI's: a receive takes the oldest unmatched message of its source (o
 source); ANY_SOURCE takes the oldest over all sources (by arrival sequence number).
 """
 from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_PROGRAM, ERR_QUEUE,
+                               ERR_SPARE,
                                EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, MC_DELAYED,
                                MC_FCCPU, MC_MSGS, MC_STALL, OP_COMPUTE,
                                OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV,
@@ -84,6 +85,10 @@ def mb_pack(src, kind, last, aux, pay):
 def mailbox_write(S, par, b, r, h):
     """The NIC writes packet h into rank r's mailbox; the caller checked there is room."""
     MC = S.mb_q.shape[2]
+    if S.mb_cnt[b, r] >= MC:   # the ring is sized from the program (engine/sizing.py): rerun
+        S.status[b] |= ERR_SPARE
+        S.err_info[b, 0] = r
+        return
     flowctl.on_arrival(S, par, b, r, S.pk[b, h].src, S.pk[b, h].kind, S.pk[b, h].aux)
     S.mb_q[b, r, (S.mb_head[b, r] + S.mb_cnt[b, r]) % MC] = mb_pack(
         S.pk[b, h].src, S.pk[b, h].kind, S.pk[b, h].last, S.pk[b, h].aux, S.pk[b, h].pay)

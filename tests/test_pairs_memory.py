@@ -20,7 +20,7 @@ from extoll_vec.workloads import ProgramBuilder, build_program
 BIG = """topology: {kind: mesh, dims: [16, 16, 16]}
 mpi: {ranks_per_node: 16}
 protocol: {name: static, mailbox_slots: 262144, credit_slots: 2}
-workload: {kind: imb, benchmark: Barrier, ranks: 65536}
+workload: {kind: alltoall, groups: 4, ranks: 65536}
 """
 
 

@@ -42,6 +42,7 @@ class ProgramFigures(NamedTuple):
     snapshots: int         # OP_SNAPSHOTs of the busiest rank
     pairs: int | None = None      # entries of the pair table (engine/pairs.py); None: ranks**2
     max_peers: int | None = None  # peers of the busiest rank in it; None: ranks
+    ring: int | None = None       # mailbox ring slots (ring_slots); None: the mailbox's capacity
 
 
 def mailbox_capacity(cfg: RunConfig, fig: ProgramFigures) -> int:
@@ -50,6 +51,15 @@ def mailbox_capacity(cfg: RunConfig, fig: ProgramFigures) -> int:
     if protocol(cfg.protocol.name).mailbox == "unlimited":
         return min(fig.inbound_packets + 1, NONE_MAILBOX_CAP)
     return cfg.protocol.mailbox_slots
+
+
+def ring_slots(packets_in: int) -> int:
+    """Slots of a rank's mailbox ring when at most `packets_in` eager packets reach it over the
+    run: it never holds more than those and the control packets it is sent (credits: about one
+    per threshold of its own packets; compulsory requests and responses: per steal), taken as
+    as many again, plus 64. A ring that fills up before the mailbox's capacity raises
+    ERR_SPARE and the batch runs again with rings of full capacity (engine/batch.py)."""
+    return 2 * packets_in + 64
 
 
 def least_packet_flits(cfg: RunConfig) -> int:
@@ -110,7 +120,9 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
     NPK = pool_packets(configs, R, P, V, N, FQ) + N * ps["PQ"]
     sizes = dict(B=len(configs), R=R, P=P, V=V, MW=-(-P * D.MAX_VCS // 64), N=N, FQ=FQ,
                  NW=max(rpn, 1), EQ=EQ, RQ=max(rpn, 1) * SQ, NR=NR,
-                 MC=max(mailbox_capacity(c, f) for c, f in zip(configs, figs)), SQ=SQ, RD=RD,
+                 MC=max(mailbox_capacity(c, f) if f.ring is None else
+                        min(mailbox_capacity(c, f), f.ring) for c, f in zip(configs, figs)),
+                 SQ=SQ, RD=RD,
                  UQ=max(f.inbound_messages for f in figs) + 2, GQ=RD,
                  # a credit packet, a request and a response per peer in the pair table
                  CQ=3 * max(NR if f.max_peers is None else f.max_peers for f in figs) + 16,
@@ -201,11 +213,11 @@ def least_figures(cfg: RunConfig) -> ProgramFigures:
     m = cfg.mpi
     per = message_packets(w.message_bytes, m.header_bytes, m.velo_payload, m.eager_threshold)
     snaps = snapshot_count(cfg)
-    if cfg.n_ranks and (snaps or protocol(cfg.protocol.name).every_pair):
+    if cfg.n_ranks and snaps:
         pairs = peers = None    # the dense table
     elif w.kind == "program":
         pairs = peers = 0       # hand-written programs: not known before they are built
-    return ProgramFigures(0, 0, msgs, msgs * per, snaps, pairs, peers)
+    return ProgramFigures(0, 0, msgs, msgs * per, snaps, pairs, peers, ring_slots(msgs * per))
 
 
 def _member_sizes(cfg: RunConfig) -> dict[str, int]:

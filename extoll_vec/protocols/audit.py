@@ -1,15 +1,16 @@
 """Credit conservation of the EXTOLL protocols, checked from the kernels' counters.
 
-``credit_problems(fc, fcr, par)`` works on one member's arrays at any time between kernel calls
-(the tests call it mid-run); ``quiescent_problems`` adds what must hold once a run is over
-(nothing in flight, every compulsory request answered). Both return human-readable problems
-(empty: all is well). Field meanings: fc_layout.py.
+``credit_problems(fc, x, y, rev, fcr, par)`` works on one member's arrays at any time between
+kernel calls (the tests call it mid-run); ``quiescent_problems`` adds what must hold once a run
+is over (nothing in flight, every compulsory request answered). Both return human-readable
+problems (empty: all is well). Field meanings: fc_layout.py.
 
-Both take the member's table as pairs (engine/pairs.py): fc [pairs, K] with pair i = (x[i], y[i])
-and rev[i] the entry of (y[i], x[i]), -1 if that pair is not in the table; a pair whose reverse
-is missing exchanged nothing either way and is left out. ``dense`` turns a dense [NR, NR, K]
-table (the tests' hand-made ones) into these arguments. The dynamic protocol's table is always
-dense (Protocol.every_pair), so its sums over all senders see every sender.
+Both take the member's table as pairs (engine/pairs.py): fc [entries, K] with entry i the pair
+(x[i], y[i]) and rev[i] the entry of (y[i], x[i]), -1 if that pair is not in the table; a pair
+whose reverse is missing exchanged nothing either way and is left out (y[i] = -1: a spare
+entry). ``dense`` turns a dense [NR, NR, K] table (the tests' hand-made ones) into these
+arguments. The dynamic protocol's sum over all senders counts an idle sender without an entry
+(kernels/pairs.py) at its initial credit_slots.
 
 Static, for every sender s and receiver r (s != r):
     owned(s->r) + packets in flight or in r's mailbox + retrieved-not-returned(r<-s)
@@ -86,9 +87,12 @@ def credit_problems(fc, x, y, rev, fcr: np.ndarray, par: np.ndarray) -> list[str
         out.append(f"current credits of rank {s} at rank {r}: counter {int(current[i])}, "
                    f"owned + in flight {int(total[i])}")
     nr = fcr.shape[0]
-    # per receiver r: its current credits of every sender s (its own row, s != r)
-    pool = np.bincount(x, weights=own(F.F_CURRENT) * (x != y), minlength=nr).astype(np.int64) \
-        + fcr[:, F.R_AVAIL].astype(np.int64)
+    # per receiver r: its current credits of every sender s (its own row, s != r); a sender
+    # without an entry is an idle one never stolen from (kernels/pairs.py): c credits
+    mine = (x != y) & (y >= 0)
+    pool = np.bincount(x, weights=own(F.F_CURRENT) * mine, minlength=nr).astype(np.int64) \
+        + fcr[:, F.R_AVAIL].astype(np.int64) \
+        + c * (nr - 1 - np.bincount(x[mine], minlength=nr))
     want = int(par[D.P_DATA_REGION]) - c
     if (pool != want).any():
         r = int(np.flatnonzero(pool != want)[0])

@@ -93,11 +93,17 @@ def _sizes(cfg: RunConfig) -> dict[str, int]:
         inbound, max_is, max_ir = 0, 1, 1
         if not cfg.n_ranks:
             pairs = peers = 0
+    from ..engine.sizing import ring_slots
     snaps = snapshot_count(cfg)
-    if snaps or protocol(cfg.protocol.name).every_pair:
+    pk_in = _packets_per_message(cfg)[1] * inbound
+    if snaps:
         pairs = peers = None
-    fig = ProgramFigures(max_is, max_ir, inbound, _packets_per_message(cfg)[1] * inbound,
-                         snaps, pairs, peers)
+    elif protocol(cfg.protocol.name).every_pair and pairs is not None and cfg.n_ranks:
+        # the idle senders' spare entries (engine/pairs.py), at most one per other rank
+        nr, c = cfg.n_ranks, cfg.protocol.credit_slots
+        spare = min(nr - 1, 2 * pk_in // (c + 1) + 2)
+        pairs, peers = min(pairs + nr * spare, nr * nr), min(peers + spare, nr)
+    fig = ProgramFigures(max_is, max_ir, inbound, pk_in, snaps, pairs, peers, ring_slots(pk_in))
     return state_sizes([cfg], _topology(cfg.topology), [fig])
 
 
