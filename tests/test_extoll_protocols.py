@@ -19,8 +19,8 @@ from extoll_vec.engine import Batch, run_batch, simulate
 from extoll_vec.errors import ConfigError
 from extoll_vec.kernels import fc_fields as F
 from extoll_vec.kernels import sim
-from extoll_vec.engine.pairs import dense_fc
-from extoll_vec.protocols.audit import credit_problems, dense, quiescent_problems
+from extoll_vec.engine.pairs import audit_args, dense_fc
+from extoll_vec.protocols.audit import credit_problems, quiescent_problems
 from extoll_vec.workloads import ProgramBuilder
 
 CT = {name: i for i, name in enumerate(D.CTRL_CLASSES)}
@@ -336,11 +336,11 @@ def run_audited(cfg, prog, chunk: int):
         t += chunk
         running = sim.advance(b.S, b.T, b.par, b.ops, t, None)
         assert b.S.status[0] == 0, (int(b.S.status[0]), b.S.err_info[0].tolist())
-        problems = credit_problems(*dense(dense_fc(b.S, 0)), b.S.fcr[0], b.par[0])
+        problems = credit_problems(*audit_args(b.S, 0), b.S.fcr[0], b.par[0])
         assert not problems, problems
         if running == 0:
             break
-    assert not quiescent_problems(*dense(dense_fc(b.S, 0)), b.S.fcr[0], b.par[0])
+    assert not quiescent_problems(*audit_args(b.S, 0), b.S.fcr[0], b.par[0])
     return b.results()
 
 

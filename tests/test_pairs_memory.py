@@ -52,7 +52,8 @@ def test_barrier_pairs_are_sparse_and_alltoall_rows_dense():
     cfg = from_dict({"topology": {"kind": "mesh", "dims": [2, 2]}, "mpi": {"ranks_per_node": 16},
                      "protocol": {"name": "static", "mailbox_slots": 256},
                      "workload": {"kind": "imb", "benchmark": "Barrier", "ranks": 64}})
-    ptr, peer = pair_table(cfg, build_program(cfg))
+    ptr, peer, real = pair_table(cfg, build_program(cfg))
+    assert (real == np.diff(ptr)).all()               # no spares: static keeps no idle senders
     assert ptr[-1] < 64 * 63 // 2                     # far fewer than ranks**2
     for x in range(64):                               # rows ascending, symmetric
         row = peer[ptr[x]:ptr[x + 1]]
@@ -60,11 +61,14 @@ def test_barrier_pairs_are_sparse_and_alltoall_rows_dense():
         for y in row:
             assert x in peer[ptr[y]:ptr[y + 1]]
     a2a = cfg.replace(**{"workload.kind": "alltoall"})
-    ptr, peer = pair_table(a2a, build_program(a2a))
+    ptr, peer, _ = pair_table(a2a, build_program(a2a))
     assert (np.diff(ptr) == 64).all() and (peer[:64] == np.arange(64)).all()
     dyn = cfg.replace(**{"protocol.name": "dynamic", "protocol.mailbox_slots": 1024})
-    ptr, _ = pair_table(dyn, build_program(dyn))
-    assert ptr[-1] == 64 * 64                         # every_pair: dense
+    ptr, peer, real = pair_table(dyn, build_program(dyn), packets_in=np.full(64, 3))
+    assert (np.diff(ptr) - real == np.minimum(63 - (real - 0), 2 * 3 // 3 + 2)).all()
+    assert (peer[ptr[1] - 1] == -1) and ptr[-1] < 64 * 64    # spares for the idle senders
+    ptr, _, _ = pair_table(dyn, build_program(dyn), snapshots=1)
+    assert ptr[-1] == 64 * 64                         # snapshots: dense
 
 
 def test_a_missing_pair_is_an_error_not_another_pairs_state():
@@ -82,3 +86,45 @@ def test_a_missing_pair_is_an_error_not_another_pairs_state():
     with pytest.raises(SimulationError, match="pair of ranks missing from the pair table"):
         b.run()
     assert b.S.status[0] & D.ERR_PAIR
+
+
+def _dyn_two_groups(slots, credit_slots):
+    """The golden `extoll` set's 2-group alltoall: half the senders of every receiver idle, and
+    the dynamic protocol steals from them (engine/pairs.py: idle senders)."""
+    return from_dict({"topology": {"kind": "mesh", "dims": [2, 2]}, "mpi": {"ranks_per_node": 4},
+                      "protocol": {"name": "dynamic", "mailbox_slots": slots * 16,
+                                   "credit_slots": credit_slots},
+                      "workload": {"kind": "alltoall", "ranks": 16, "groups": 2,
+                                   "message_bytes": 2030, "iterations": 2}})
+
+
+def _same(a, b):
+    for name in a:
+        assert np.array_equal(a[name], b[name], equal_nan=True), name
+
+
+def test_idle_senders_without_entries_give_the_dense_tables_results():
+    for slots, cs in ((4, 1), (12, 2), (40, 2)):
+        cfg = _dyn_two_groups(slots, cs)
+        compact, dense = Batch([cfg]), Batch([cfg], exact=True)
+        assert compact.S.pair_ptr[0, -1] < 16 * 16 == dense.S.pair_ptr[0, -1]
+        compact.run()
+        dense.run()
+        assert not compact.exact                      # no rerun: the spares sufficed
+        taken = (compact.S.pair_peer[0] >= 0).sum() - compact.S.pair_real[0].sum()
+        if slots == 12:
+            assert taken > 0                          # idle senders were stolen from
+        _same(compact.results(), dense.results())
+
+
+def test_a_table_that_runs_out_reruns_at_full_size(monkeypatch):
+    from extoll_vec.engine import batch as batch_mod
+    cfg = _dyn_two_groups(12, 2)
+    want = Batch([cfg])
+    want.run()
+    monkeypatch.setattr(batch_mod, "ring_slots", lambda packets_in: 1)   # a ring of one slot
+    b = Batch([cfg])
+    assert b.S.mb_q.shape[2] == 1
+    b.run()
+    assert b.exact and b.S.mb_q.shape[2] == 12 * 16
+    _same(b.results(), want.results())

@@ -102,6 +102,13 @@ def lookup(S, b: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(keys[i] == want, used[i], -1)
 
 
+def audit_args(S, b: int) -> tuple:
+    """(fc, x, y, rev) of member b for protocols/audit.py: its table entries, their pairs and
+    the entry of each reverse pair (-1: not in the table)."""
+    x, y = pairs_of(S, b)
+    return S.fc[b, :len(x)], x, y, lookup(S, b, y, x)
+
+
 def dense_fc(S, b: int) -> np.ndarray:
     """fc of member b as the dense [NR, NR, K] table of before (pairs outside the table read 0;
     for tests and small runs: it allocates ranks**2 entries)."""

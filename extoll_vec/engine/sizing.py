@@ -385,14 +385,15 @@ def check_memory(configs: Sequence[RunConfig], available: int | None = None) -> 
     limit = memory_limit()
     if available is None:
         available = available_memory()
+    what = "available"
     if limit is not None and (available is None or limit < available):
-        available = limit
+        available, what = limit, f"limit ({MEMORY_LIMIT_ENV})"
     if available is not None and total > available:
         top = sorted(parts.items(), key=lambda kv: -kv[1])[:2]
         detail = ", ".join(f"{k} {human_bytes(v)}" for k, v in top if v)
         raise _refuse(configs, lambda cs: sum(estimate_parts(cs)[0].values()),
                       f"the run would need at least {human_bytes(total)} ({detail}), more "
-                      f"than the {human_bytes(max(available, 0))} available")
+                      f"than the {human_bytes(max(available, 0))} {what}")
     return total
 
 

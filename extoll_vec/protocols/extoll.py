@@ -60,10 +60,8 @@ def _credit_params(cfg, p):
 def _credit_audit(batch, b):
     if batch.par[b, D.P_SYNTH] != 0:
         return []
-    from ..engine.pairs import lookup, pairs_of
-    x, y = pairs_of(batch.S, b)
-    return quiescent_problems(batch.S.fc[b, :len(x)], x, y, lookup(batch.S, b, y, x),
-                              batch.S.fcr[b], batch.par[b])
+    from ..engine.pairs import audit_args
+    return quiescent_problems(*audit_args(batch.S, b), batch.S.fcr[b], batch.par[b])
 
 
 def _fixed(k):
