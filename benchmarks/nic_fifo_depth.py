@@ -40,7 +40,7 @@ def main() -> None:
     t, deepest, blocked, samples = 0, 0, 0, 0
     while True:
         t += step
-        running = sim.advance(S, batch.T, batch.par, batch.ops, t, None)
+        running = sim.advance(S, batch.T, batch.par, batch.ops, t, None, 0, S.now.shape[0])
         deepest = max(deepest, int(S.nq_cnt[0].max()))
         blocked += int((S.rk_wait[0] == D.W_NIC).sum())
         samples += S.rk_wait.shape[1]

@@ -5,7 +5,7 @@ B batch, E event pool, W wheel buckets, NPK packet pool, R routers, P ports, V V
 MW words of a VOQ bitmask (ceil(P * MAX_VCS / 64)), N nodes,
 FQ NIC FIFO slots, NW ranks per node, EQ ejection slots, RQ RMA queue,
 NR ranks, MC mailbox ring, SQ send slots, RD receive slots, UQ unexpected-message pool, GQ GET
-queue, CQ control queue, K flow-control fields per peer, KR flow-control fields per rank,
+queue, CQ control queue, NPAIR pair-table entries (communicating pairs + 1, NR1 = NR + 1), K flow-control fields per peer, KR flow-control fields per rank,
 NSNAP credit snapshots (OP_SNAPSHOT); the protocol's (protocols/registry.py): KN fields per
 node, KNP per-node parameters, PF packet fields, PQ protocol packets queued per NIC.
 The table FIELDS is the single declaration: name -> (dtype, dims, initial value).
@@ -108,11 +108,21 @@ FIELDS = {
     "ux_src": (I32, ("B", "NR", "UQ"), 0), "ux_bytes": (I64, ("B", "NR", "UQ"), 0),
     "ux_slot": (I32, ("B", "NR", "UQ"), 0), "ux_seq": (I64, ("B", "NR", "UQ"), 0),
     "ux_next": (I32, ("B", "NR", "UQ"), -1), "ux_meta": (I64, ("B", "NR", 3), 0),  # free head, seq, count
-    "ux_head": (I32, ("B", "NR", "NR"), -1), "ux_tail": (I32, ("B", "NR", "NR"), -1),
+    # per communicating pair (the pair table below): its unexpected-message queue
+    "ux_head": (I32, ("B", "NPAIR"), -1), "ux_tail": (I32, ("B", "NPAIR"), -1),
     "gq": (I32, ("B", "NR", "GQ", 4), 0), "gq_head": (I32, ("B", "NR"), 0), "gq_cnt": (I32, ("B", "NR"), 0),
     "cq": (I32, ("B", "NR", "CQ"), 0), "cq_head": (I32, ("B", "NR"), 0), "cq_cnt": (I32, ("B", "NR"), 0),
-    # per (rank, peer): the in-order check's sequence numbers, then the flow-control fields
-    "fc": (I32, ("B", "NR", "NR", "K"), 0),     # protocols/fc_layout.py
+    # the pair table (kernels/pairs.py, engine/pairs.py): the pairs (x, y) of ranks that
+    # exchange packets, as a CSR index per rank: row x is pair_peer[pair_ptr[x]:pair_ptr[x+1]],
+    # peers ascending; a row holding every rank is the dense row (pair_ptr[x] + y). Entry
+    # NPAIR - 1 is a sink that a lookup of a missing pair returns (with ERR_PAIR raised)
+    "pair_ptr": (I32, ("B", "NR1"), 0), "pair_peer": (I32, ("B", "NPAIR"), -1),
+    # a row's first pair_real[x] entries are its communicating peers, ascending; the rest are
+    # spare entries (peer -1) for the idle senders the dynamic protocol steals from, taken by
+    # kernels/pairs.take_idle in descending id order below the cursor pair_idle[x] (-1: none)
+    "pair_real": (I32, ("B", "NR"), 0), "pair_idle": (I32, ("B", "NR"), -1),
+    # per pair (x, y): the in-order check's sequence numbers, then the flow-control fields
+    "fc": (I32, ("B", "NPAIR", "K"), 0),        # protocols/fc_layout.py
     "fcr": (I32, ("B", "NR", "KR"), 0),         # per rank: protocols/fc_layout.py
     "st_ctrl": (CNT, ("B", "NR", N_CT), 0),     # control packets written, by type (CT_*)
     "st_fccpu": (TIME, ("B", "NR"), 0),         # CPU cycles spent on flow control

@@ -73,20 +73,21 @@ from extoll_vec.kernels.fc_fields import (F_A_GIVEN, F_A_RESP_GOT, F_A_RESP_SENT
                                           NULL_LIST, PAIR_FIELDS, R_AVAIL, R_BASE, R_HEAD,
                                           R_TAIL, promise_credits, queue_ctrl)
 from extoll_vec.kernels.jit import inner
+from extoll_vec.kernels.pairs import next_idle, pair, row, take_idle
 
 
 # ---- activity lists (doubly linked over sender ids; lists 0-2 rotate, 3 is null) -----------
 @inner
 def _unlink(S, b, x, y):
-    L = S.fc[b, x, y, F_LIST]
-    p = S.fc[b, x, y, F_PREV]
-    n = S.fc[b, x, y, F_NEXT]
+    L = S.fc[b, pair(S, b, x, y), F_LIST]
+    p = S.fc[b, pair(S, b, x, y), F_PREV]
+    n = S.fc[b, pair(S, b, x, y), F_NEXT]
     if p >= 0:
-        S.fc[b, x, p, F_NEXT] = n
+        S.fc[b, pair(S, b, x, p), F_NEXT] = n
     else:
         S.fcr[b, x, R_HEAD + L] = n
     if n >= 0:
-        S.fc[b, x, n, F_PREV] = p
+        S.fc[b, pair(S, b, x, n), F_PREV] = p
     else:
         S.fcr[b, x, R_TAIL + L] = p
 
@@ -94,11 +95,11 @@ def _unlink(S, b, x, y):
 @inner
 def _push_front(S, b, x, y, L):
     h = S.fcr[b, x, R_HEAD + L]
-    S.fc[b, x, y, F_LIST] = L
-    S.fc[b, x, y, F_PREV] = -1
-    S.fc[b, x, y, F_NEXT] = h
+    S.fc[b, pair(S, b, x, y), F_LIST] = L
+    S.fc[b, pair(S, b, x, y), F_PREV] = -1
+    S.fc[b, pair(S, b, x, y), F_NEXT] = h
     if h >= 0:
-        S.fc[b, x, h, F_PREV] = y
+        S.fc[b, pair(S, b, x, h), F_PREV] = y
     else:
         S.fcr[b, x, R_TAIL + L] = y
     S.fcr[b, x, R_HEAD + L] = y
@@ -117,45 +118,59 @@ def _level(S, b, x, k):
 
 
 @inner
-def init(S, par, b):
-    R = S.fc.shape[1]
-    K = S.fc.shape[3]
+def _fresh(S, par, b, i):
+    """Entry i as a pair starts: the sender owns the static slots, the receiver intends the
+    static quota for it, its FIFO holds credit_slots + 1 ones, it is in no list."""
     c = par[b, P_CREDIT_SLOTS]
-    q = par[b, P_QUOTA]
-    for x in range(R):
+    for k in range(PAIR_FIELDS, S.fc.shape[2]):
+        S.fc[b, i, k] = 0
+    S.fc[b, i, F_LIST] = -1
+    S.fc[b, i, F_PREV] = -1
+    S.fc[b, i, F_NEXT] = -1
+    S.fc[b, i, F_OWNED] = c
+    S.fc[b, i, F_INTENDED] = par[b, P_QUOTA]
+    S.fc[b, i, F_CURRENT] = c
+    for j in range(c + 1):
+        S.fc[b, i, F_FIFO + j] = 1
+
+
+@inner
+def init(S, par, b):
+    NR = S.rk_pc.shape[1]
+    for x in range(NR):
         for k in range(S.fcr.shape[2]):
             S.fcr[b, x, k] = 0
         S.fcr[b, x, R_AVAIL] = par[b, P_DYN_REGION]
         for L in range(4):
             S.fcr[b, x, R_HEAD + L] = -1
             S.fcr[b, x, R_TAIL + L] = -1
-        for y in range(R - 1, -1, -1):    # pushed in front: the low list ends up in id order
-            for k in range(PAIR_FIELDS, K):
-                S.fc[b, x, y, k] = 0
-            S.fc[b, x, y, F_LIST] = -1
-            S.fc[b, x, y, F_PREV] = -1
-            S.fc[b, x, y, F_NEXT] = -1
+        first, end = row(S, b, x)
+        for i in range(end - 1, first - 1, -1):   # pushed in front: the low list in id order
+            y = S.pair_peer[b, i]
             if x == y:
+                for k in range(PAIR_FIELDS, S.fc.shape[2]):
+                    S.fc[b, i, k] = 0
+                S.fc[b, i, F_LIST] = -1
+                S.fc[b, i, F_PREV] = -1
+                S.fc[b, i, F_NEXT] = -1
                 continue
-            S.fc[b, x, y, F_OWNED] = c
-            S.fc[b, x, y, F_INTENDED] = q
-            S.fc[b, x, y, F_CURRENT] = c
-            for i in range(c + 1):
-                S.fc[b, x, y, F_FIFO + i] = 1
+            _fresh(S, par, b, i)
             _push_front(S, b, x, y, 2)
+        # the other senders are idle ones, in the low list after (kernels/pairs.py)
+        S.pair_idle[b, x] = next_idle(S, b, x, NR)
 
 
 # ---- credits going back to a sender ----------------------------------------------------------
 @inner
 def _grant(S, b, x, y, k):
     S.fcr[b, x, R_AVAIL] -= k
-    S.fc[b, x, y, F_CURRENT] += k
+    S.fc[b, pair(S, b, x, y), F_CURRENT] += k
 
 
 @inner
 def _new_threshold(S, par, b, x, y):
     """Eq. 1 on the intended credit quota."""
-    return S.fc[b, x, y, F_INTENDED] // (par[b, P_CREDIT_SLOTS] + 1) + 1
+    return S.fc[b, pair(S, b, x, y), F_INTENDED] // (par[b, P_CREDIT_SLOTS] + 1) + 1
 
 
 @inner
@@ -164,23 +179,34 @@ def _steal(S, par, b, x, mon):
     the low list (Eq. 6), which keeps its static slots. Returns credit operations."""
     low = _level(S, b, x, 2)
     vic = S.fcr[b, x, R_TAIL + low]
+    fresh = S.pair_idle[b, x] > vic   # an untouched idle sender is last (kernels/pairs.py)
+    if fresh:
+        k = take_idle(S, b, x)
+        if S.pair_peer[b, k] < 0:
+            return 0                      # no spare entry: ERR_SPARE, the batch reruns
+        _fresh(S, par, b, k)
+        vic = S.pair_peer[b, k]
     if vic < 0:
         return 0
     c = par[b, P_CREDIT_SLOTS]
-    i_mon = S.fc[b, x, mon, F_INTENDED]
-    i_vic = S.fc[b, x, vic, F_INTENDED]
+    i_mon = S.fc[b, pair(S, b, x, mon), F_INTENDED]
+    i_vic = S.fc[b, pair(S, b, x, vic), F_INTENDED]
     cred = max(c + 1, abs(i_mon - i_vic) // 2)
     cred = min(cred, i_vic - c)
     if cred > 0:
-        S.fc[b, x, mon, F_INTENDED] = i_mon + cred
-        S.fc[b, x, vic, F_INTENDED] = i_vic - cred
-    if S.fc[b, x, vic, F_INTENDED] <= c:
-        if S.fc[b, x, vic, F_CURRENT] > S.fc[b, x, vic, F_INTENDED]:
-            S.fc[b, x, vic, F_BLOCKED] = 1
+        S.fc[b, pair(S, b, x, mon), F_INTENDED] = i_mon + cred
+        S.fc[b, pair(S, b, x, vic), F_INTENDED] = i_vic - cred
+    if S.fc[b, pair(S, b, x, vic), F_INTENDED] <= c:
+        if S.fc[b, pair(S, b, x, vic), F_CURRENT] > S.fc[b, pair(S, b, x, vic), F_INTENDED]:
+            S.fc[b, pair(S, b, x, vic), F_BLOCKED] = 1
             queue_ctrl(S, b, x, vic, CT_REQUEST)
-        _move_front(S, b, x, vic, NULL_LIST)
+        L = NULL_LIST
     else:
-        _move_front(S, b, x, vic, _level(S, b, x, 1))
+        L = _level(S, b, x, 1)
+    if fresh:
+        _push_front(S, b, x, vic, L)      # it was in the low list, but in no linked one
+    else:
+        _move_front(S, b, x, vic, L)
     return 2
 
 
@@ -189,11 +215,11 @@ def _monitor(S, par, b, x, y):
     """A threshold of y was reached; every credit_slots + 1 of them is a monitoring point
     (Figure 12). Returns credit operations."""
     c = par[b, P_CREDIT_SLOTS]
-    S.fc[b, x, y, F_CROSS] += 1
-    if S.fc[b, x, y, F_CROSS] < c + 1:
+    S.fc[b, pair(S, b, x, y), F_CROSS] += 1
+    if S.fc[b, pair(S, b, x, y), F_CROSS] < c + 1:
         return 0
-    S.fc[b, x, y, F_CROSS] = 0
-    L = S.fc[b, x, y, F_LIST]
+    S.fc[b, pair(S, b, x, y), F_CROSS] = 0
+    L = S.fc[b, pair(S, b, x, y), F_LIST]
     if L == _level(S, b, x, 2):
         _move_front(S, b, x, y, _level(S, b, x, 1))
         return 1
@@ -201,7 +227,7 @@ def _monitor(S, par, b, x, y):
         _move_front(S, b, x, y, _level(S, b, x, 0))
         return 1
     # already high, or null (treated as high: it must recover credits fast)
-    if S.fcr[b, x, R_HEAD + _level(S, b, x, 2)] < 0:
+    if S.fcr[b, x, R_HEAD + _level(S, b, x, 2)] < 0 and S.pair_idle[b, x] < 0:
         S.fcr[b, x, R_BASE] = (S.fcr[b, x, R_BASE] + 2) % 3   # high->medium->low, new high
     _move_front(S, b, x, y, _level(S, b, x, 0))
     return 1 + _steal(S, par, b, x, y)
@@ -211,16 +237,16 @@ def _monitor(S, par, b, x, y):
 def _pop_push(S, par, b, x, y, entry):
     """Drop the current threshold, append `entry`; returns the dropped threshold."""
     n = par[b, P_CREDIT_SLOTS] + 1
-    i = S.fc[b, x, y, F_FHEAD]
-    h = S.fc[b, x, y, F_FIFO + i]
-    S.fc[b, x, y, F_FIFO + i] = entry       # the popped slot is the ring's new tail
-    S.fc[b, x, y, F_FHEAD] = (i + 1) % n
+    i = S.fc[b, pair(S, b, x, y), F_FHEAD]
+    h = S.fc[b, pair(S, b, x, y), F_FIFO + i]
+    S.fc[b, pair(S, b, x, y), F_FIFO + i] = entry       # the popped slot is the ring's new tail
+    S.fc[b, pair(S, b, x, y), F_FHEAD] = (i + 1) % n
     return h
 
 
 @inner
 def _head(S, b, x, y):
-    return S.fc[b, x, y, F_FIFO + S.fc[b, x, y, F_FHEAD]]
+    return S.fc[b, pair(S, b, x, y), F_FIFO + S.fc[b, pair(S, b, x, y), F_FHEAD]]
 
 
 @inner
@@ -228,12 +254,12 @@ def _regular_thresholds(S, par, b, x, y):
     """Activity control after a retrieval (6.5.2): the unblocked workflow at each threshold
     reached the regular way. Returns credit operations."""
     ops = 1
-    while S.fc[b, x, y, F_RETRIEVED] >= _head(S, b, x, y) and S.fcr[b, x, R_AVAIL] > 0:
+    while S.fc[b, pair(S, b, x, y), F_RETRIEVED] >= _head(S, b, x, y) and S.fcr[b, x, R_AVAIL] > 0:
         ops += 1 + _monitor(S, par, b, x, y)
         g = min(_new_threshold(S, par, b, x, y), S.fcr[b, x, R_AVAIL])
         h = _pop_push(S, par, b, x, y, g)
-        S.fc[b, x, y, F_RETRIEVED] -= h
-        S.fc[b, x, y, F_PIGGY] = 0
+        S.fc[b, pair(S, b, x, y), F_RETRIEVED] -= h
+        S.fc[b, pair(S, b, x, y), F_PIGGY] = 0
         _grant(S, b, x, y, g)
         promise_credits(S, b, x, y, g)
     return ops
@@ -243,15 +269,15 @@ def _regular_thresholds(S, par, b, x, y):
 def _slot_management(S, b, x, y):
     """6.5.1: a credit-consuming packet from y was retrieved: its slot is free again."""
     fc_static.take_out(S, b, x, y)
-    S.fc[b, x, y, F_CURRENT] -= 1
+    S.fc[b, pair(S, b, x, y), F_CURRENT] -= 1
     S.fcr[b, x, R_AVAIL] += 1
 
 
 @inner
 def _activity(S, par, b, x, y):
-    if S.fc[b, x, y, F_BLOCKED] != 0:
-        if S.fc[b, x, y, F_CURRENT] < par[b, P_CREDIT_SLOTS]:
-            S.fc[b, x, y, F_RETRIEVED] -= 1
+    if S.fc[b, pair(S, b, x, y), F_BLOCKED] != 0:
+        if S.fc[b, pair(S, b, x, y), F_CURRENT] < par[b, P_CREDIT_SLOTS]:
+            S.fc[b, pair(S, b, x, y), F_RETRIEVED] -= 1
             _grant(S, b, x, y, 1)
             promise_credits(S, b, x, y, 1)
             return 2
@@ -272,11 +298,11 @@ def _unblock(S, par, b, x, y, k):
     """The compulsory response of y returned k credits: rebuild y's FIFO (docstring item 4).
     Returns credit operations."""
     c = par[b, P_CREDIT_SLOTS]
-    S.fc[b, x, y, F_CURRENT] -= k
+    S.fc[b, pair(S, b, x, y), F_CURRENT] -= k
     S.fcr[b, x, R_AVAIL] += k
-    S.fc[b, x, y, F_A_RESP_GOT] += k
-    S.fc[b, x, y, F_BLOCKED] = 0
-    held = S.fc[b, x, y, F_CURRENT] + S.fc[b, x, y, F_RETRIEVED]
+    S.fc[b, pair(S, b, x, y), F_A_RESP_GOT] += k
+    S.fc[b, pair(S, b, x, y), F_BLOCKED] = 0
+    held = S.fc[b, pair(S, b, x, y), F_CURRENT] + S.fc[b, pair(S, b, x, y), F_RETRIEVED]
     if held < c:
         t = min(c - held, S.fcr[b, x, R_AVAIL])
         if t > 0:
@@ -284,10 +310,10 @@ def _unblock(S, par, b, x, y, k):
             promise_credits(S, b, x, y, t)
             held += t
     for i in range(c + 1):
-        S.fc[b, x, y, F_FIFO + i] = 1
-    S.fc[b, x, y, F_FIFO + c] = max(1, held + 1 - c)
-    S.fc[b, x, y, F_FHEAD] = 0
-    S.fc[b, x, y, F_PIGGY] = 0
+        S.fc[b, pair(S, b, x, y), F_FIFO + i] = 1
+    S.fc[b, pair(S, b, x, y), F_FIFO + c] = max(1, held + 1 - c)
+    S.fc[b, pair(S, b, x, y), F_FHEAD] = 0
+    S.fc[b, pair(S, b, x, y), F_PIGGY] = 0
     # packets retrieved while y was blocked may already reach the new current threshold; y may
     # have no credit left to send another packet that would trigger the check
     return _regular_thresholds(S, par, b, x, y)
@@ -296,13 +322,13 @@ def _unblock(S, par, b, x, y, k):
 @inner
 def _flush_flags(S, b, x, y):
     """Credits arrived from y: release withheld compulsory packets, the request first."""
-    spare = S.fc[b, x, y, F_OWNED]
-    if S.fc[b, x, y, F_REQ_FLAG] != 0 and spare > 0:
-        S.fc[b, x, y, F_REQ_FLAG] = 0
+    spare = S.fc[b, pair(S, b, x, y), F_OWNED]
+    if S.fc[b, pair(S, b, x, y), F_REQ_FLAG] != 0 and spare > 0:
+        S.fc[b, pair(S, b, x, y), F_REQ_FLAG] = 0
         queue_ctrl(S, b, x, y, CT_REQUEST)
         spare -= 1
-    if S.fc[b, x, y, F_RESP_FLAG] != 0 and spare > 0:
-        S.fc[b, x, y, F_RESP_FLAG] = 0
+    if S.fc[b, pair(S, b, x, y), F_RESP_FLAG] != 0 and spare > 0:
+        S.fc[b, pair(S, b, x, y), F_RESP_FLAG] = 0
         queue_ctrl(S, b, x, y, CT_RESPONSE)
 
 
@@ -328,17 +354,17 @@ def payload(S, par, b, x, y, ctype):
     credit (its flag is set; a credit from y queues it again)."""
     if ctype == CT_CREDIT:
         return fc_static.credit_payload(S, b, x, y)
-    if S.fc[b, x, y, F_OWNED] <= 0:
-        S.fc[b, x, y, F_REQ_FLAG if ctype == CT_REQUEST else F_RESP_FLAG] = 1
+    if S.fc[b, pair(S, b, x, y), F_OWNED] <= 0:
+        S.fc[b, pair(S, b, x, y), F_REQ_FLAG if ctype == CT_REQUEST else F_RESP_FLAG] = 1
         return -1
-    S.fc[b, x, y, F_OWNED] -= 1
-    S.fc[b, x, y, F_A_SENT] += 1
+    S.fc[b, pair(S, b, x, y), F_OWNED] -= 1
+    S.fc[b, pair(S, b, x, y), F_A_SENT] += 1
     if ctype == CT_REQUEST:
         return 0
-    k = max(S.fc[b, x, y, F_OWNED] + 1 - par[b, P_CREDIT_SLOTS], 0)
-    k = min(k, S.fc[b, x, y, F_OWNED])
-    S.fc[b, x, y, F_OWNED] -= k
-    S.fc[b, x, y, F_A_RESP_SENT] += k
+    k = max(S.fc[b, pair(S, b, x, y), F_OWNED] + 1 - par[b, P_CREDIT_SLOTS], 0)
+    k = min(k, S.fc[b, pair(S, b, x, y), F_OWNED])
+    S.fc[b, pair(S, b, x, y), F_OWNED] -= k
+    S.fc[b, pair(S, b, x, y), F_A_RESP_SENT] += k
     return k
 
 
@@ -346,11 +372,11 @@ def payload(S, par, b, x, y, ctype):
 def piggyback(S, par, b, x, y):
     """Credits x piggybacks on the last packet of a message to y (docstring item 6)."""
     avail = S.fcr[b, x, R_AVAIL]
-    r = S.fc[b, x, y, F_RETRIEVED]
+    r = S.fc[b, pair(S, b, x, y), F_RETRIEVED]
     h = _head(S, b, x, y)
-    if S.fc[b, x, y, F_BLOCKED] != 0 or avail <= 0 or r >= h:
+    if S.fc[b, pair(S, b, x, y), F_BLOCKED] != 0 or avail <= 0 or r >= h:
         return 0
-    p = S.fc[b, x, y, F_PIGGY]
+    p = S.fc[b, pair(S, b, x, y), F_PIGGY]
     if r + p >= h:                                   # threshold reached the piggyback way
         _monitor(S, par, b, x, y)
         tn = _new_threshold(S, par, b, x, y)
@@ -361,15 +387,15 @@ def piggyback(S, par, b, x, y):
         else:                                        # adjustment by excess
             give = 0
             _pop_push(S, par, b, x, y, tn)
-            i = S.fc[b, x, y, F_FHEAD]
-            S.fc[b, x, y, F_FIFO + i] -= g
-        S.fc[b, x, y, F_RETRIEVED] = 0
-        S.fc[b, x, y, F_PIGGY] = 0
+            i = S.fc[b, pair(S, b, x, y), F_FHEAD]
+            S.fc[b, pair(S, b, x, y), F_FIFO + i] -= g
+        S.fc[b, pair(S, b, x, y), F_RETRIEVED] = 0
+        S.fc[b, pair(S, b, x, y), F_PIGGY] = 0
     else:
         give = min(r, avail, PIGGYBACK_MAX)
-        S.fc[b, x, y, F_RETRIEVED] -= give
-        S.fc[b, x, y, F_PIGGY] += give
+        S.fc[b, pair(S, b, x, y), F_RETRIEVED] -= give
+        S.fc[b, pair(S, b, x, y), F_PIGGY] += give
     if give > 0:
         _grant(S, b, x, y, give)
-        S.fc[b, x, y, F_A_GIVEN] += give
+        S.fc[b, pair(S, b, x, y), F_A_GIVEN] += give
     return give

@@ -21,6 +21,7 @@ from extoll_vec.kernels.fc_fields import (F_A_GIVEN, F_A_GOT, F_A_RETR, F_A_SENT
                                           F_INMB, F_OWNED, F_QUEUED, F_RETRIEVED, PAIR_FIELDS,
                                           R_MBDATA, promise_credits)
 from extoll_vec.kernels.jit import inner
+from extoll_vec.kernels.pairs import pair, row
 
 # err_info[3] codes of a region check that failed (err_info = [receiver, sender, value, code])
 BAD_CREDIT_REGION = 1   # more credit packets from one receiver than credit slots
@@ -30,17 +31,17 @@ BAD_DATA_REGION = 3     # the data region holds more packets than its slots
 
 @inner
 def init(S, par, b):
-    R = S.fc.shape[1]
-    K = S.fc.shape[3]
+    K = S.fc.shape[2]
     q = par[b, P_QUOTA]
-    for x in range(R):
+    for x in range(S.rk_pc.shape[1]):
         for k in range(S.fcr.shape[2]):
             S.fcr[b, x, k] = 0
-        for y in range(R):
+        first, end = row(S, b, x)
+        for i in range(first, end):
             for k in range(PAIR_FIELDS, K):
-                S.fc[b, x, y, k] = 0
-            if x != y:
-                S.fc[b, x, y, F_OWNED] = q
+                S.fc[b, i, k] = 0
+            if S.pair_peer[b, i] != x:
+                S.fc[b, i, F_OWNED] = q
 
 
 @inner
@@ -57,14 +58,14 @@ def on_arrival(S, par, b, x, y, kind, ctype, grant):
     """The NIC wrote a packet from y into x's mailbox: account for its region. `grant` is what
     y may hold there at most (static: the credit quota; dynamic: its current credits)."""
     if kind == PK_CTRL and ctype == CT_CREDIT:
-        S.fc[b, x, y, F_CRPK] += 1
-        if S.fc[b, x, y, F_CRPK] > par[b, P_CREDIT_SLOTS]:
-            fail(S, b, x, y, S.fc[b, x, y, F_CRPK], BAD_CREDIT_REGION)
+        S.fc[b, pair(S, b, x, y), F_CRPK] += 1
+        if S.fc[b, pair(S, b, x, y), F_CRPK] > par[b, P_CREDIT_SLOTS]:
+            fail(S, b, x, y, S.fc[b, pair(S, b, x, y), F_CRPK], BAD_CREDIT_REGION)
         return
-    S.fc[b, x, y, F_INMB] += 1
+    S.fc[b, pair(S, b, x, y), F_INMB] += 1
     S.fcr[b, x, R_MBDATA] += 1
-    if S.fc[b, x, y, F_INMB] > grant:
-        fail(S, b, x, y, S.fc[b, x, y, F_INMB], BAD_SENDER_SHARE)
+    if S.fc[b, pair(S, b, x, y), F_INMB] > grant:
+        fail(S, b, x, y, S.fc[b, pair(S, b, x, y), F_INMB], BAD_SENDER_SHARE)
     if S.fcr[b, x, R_MBDATA] > par[b, P_DATA_REGION]:
         fail(S, b, x, y, S.fcr[b, x, R_MBDATA], BAD_DATA_REGION)
 
@@ -77,18 +78,18 @@ def consumes_credit(kind, ctype):
 
 @inner
 def on_sent(S, b, x, y):
-    S.fc[b, x, y, F_OWNED] -= 1
-    S.fc[b, x, y, F_A_SENT] += 1
+    S.fc[b, pair(S, b, x, y), F_OWNED] -= 1
+    S.fc[b, pair(S, b, x, y), F_A_SENT] += 1
     return 1
 
 
 @inner
 def take_out(S, b, x, y):
     """A credit-consuming packet from y left x's mailbox (the first half of retrieving it)."""
-    S.fc[b, x, y, F_INMB] -= 1
+    S.fc[b, pair(S, b, x, y), F_INMB] -= 1
     S.fcr[b, x, R_MBDATA] -= 1
-    S.fc[b, x, y, F_A_RETR] += 1
-    S.fc[b, x, y, F_RETRIEVED] += 1
+    S.fc[b, pair(S, b, x, y), F_A_RETR] += 1
+    S.fc[b, pair(S, b, x, y), F_RETRIEVED] += 1
 
 
 @inner
@@ -96,8 +97,8 @@ def on_retrieved(S, par, b, x, y):
     """x retrieved a data packet from y: count it; at the threshold, return a credit packet."""
     take_out(S, b, x, y)
     t = par[b, P_THRESH]
-    if S.fc[b, x, y, F_RETRIEVED] >= t:
-        S.fc[b, x, y, F_RETRIEVED] -= t
+    if S.fc[b, pair(S, b, x, y), F_RETRIEVED] >= t:
+        S.fc[b, pair(S, b, x, y), F_RETRIEVED] -= t
         promise_credits(S, b, x, y, t)
         return 2
     return 1
@@ -106,19 +107,19 @@ def on_retrieved(S, par, b, x, y):
 @inner
 def credit_payload(S, b, x, y):
     """The credit packet x writes to y now carries every credit promised so far."""
-    k = S.fc[b, x, y, F_QUEUED]
-    S.fc[b, x, y, F_QUEUED] = 0
-    S.fc[b, x, y, F_A_GIVEN] += k
+    k = S.fc[b, pair(S, b, x, y), F_QUEUED]
+    S.fc[b, pair(S, b, x, y), F_QUEUED] = 0
+    S.fc[b, pair(S, b, x, y), F_A_GIVEN] += k
     return k
 
 
 @inner
 def piggyback(S, b, x, y):
     """Credits x piggybacks on the last packet of a message to y: its retrieved count."""
-    k = min(S.fc[b, x, y, F_RETRIEVED], PIGGYBACK_MAX)
+    k = min(S.fc[b, pair(S, b, x, y), F_RETRIEVED], PIGGYBACK_MAX)
     if k > 0:
-        S.fc[b, x, y, F_RETRIEVED] -= k
-        S.fc[b, x, y, F_A_GIVEN] += k
+        S.fc[b, pair(S, b, x, y), F_RETRIEVED] -= k
+        S.fc[b, pair(S, b, x, y), F_A_GIVEN] += k
     return k
 
 
@@ -127,9 +128,9 @@ def got_credits(S, b, x, y, ctype, k):
     """x takes k credits from y (a credit packet leaves the credit region; piggybacked credits
     use no slot of their own)."""
     if ctype == CT_CREDIT:
-        S.fc[b, x, y, F_CRPK] -= 1
-    S.fc[b, x, y, F_OWNED] += k
-    S.fc[b, x, y, F_A_GOT] += k
+        S.fc[b, pair(S, b, x, y), F_CRPK] -= 1
+    S.fc[b, pair(S, b, x, y), F_OWNED] += k
+    S.fc[b, pair(S, b, x, y), F_A_GOT] += k
 
 
 @inner

@@ -5,52 +5,53 @@ Fields: the first three flow-control fields of protocols/fc_layout.py."""
 from extoll_vec.dtypes import CT_CREDIT, P_CREDIT, P_THRESHOLD, P_WINDOW
 from extoll_vec.kernels.fc_fields import F_OWNED, F_QUEUED, F_RETRIEVED, queue_ctrl
 from extoll_vec.kernels.jit import inner
+from extoll_vec.kernels.pairs import pair, row
 
 F_CREDITS = F_OWNED   # credits the sender owns towards the receiver
 
 
 @inner
 def fc_init(S, T, par, b):
-    R = S.fc.shape[1]
     w = par[b, P_WINDOW]
-    for r in range(R):
-        for q in range(R):
-            S.fc[b, r, q, F_CREDITS] = w
-            S.fc[b, r, q, F_RETRIEVED] = 0
-            S.fc[b, r, q, F_QUEUED] = 0
+    for r in range(S.rk_pc.shape[1]):
+        first, end = row(S, b, r)
+        for i in range(first, end):
+            S.fc[b, i, F_CREDITS] = w
+            S.fc[b, i, F_RETRIEVED] = 0
+            S.fc[b, i, F_QUEUED] = 0
 
 
 @inner
 def may_send(S, par, b, r, dst):
-    return S.fc[b, r, dst, F_CREDITS] > 0
+    return S.fc[b, pair(S, b, r, dst), F_CREDITS] > 0
 
 
 @inner
 def on_sent(S, par, b, r, dst):
-    S.fc[b, r, dst, F_CREDITS] -= 1
+    S.fc[b, pair(S, b, r, dst), F_CREDITS] -= 1
     return par[b, P_CREDIT]
 
 
 @inner
 def on_retrieved(S, par, b, r, src):
-    S.fc[b, r, src, F_RETRIEVED] += 1
-    if S.fc[b, r, src, F_RETRIEVED] >= par[b, P_THRESHOLD] and S.fc[b, r, src, F_QUEUED] == 0:
-        S.fc[b, r, src, F_QUEUED] = 1
+    S.fc[b, pair(S, b, r, src), F_RETRIEVED] += 1
+    if S.fc[b, pair(S, b, r, src), F_RETRIEVED] >= par[b, P_THRESHOLD] and S.fc[b, pair(S, b, r, src), F_QUEUED] == 0:
+        S.fc[b, pair(S, b, r, src), F_QUEUED] = 1
         queue_ctrl(S, b, r, src, CT_CREDIT)
     return par[b, P_CREDIT]
 
 
 @inner
 def ctrl_payload(S, par, b, r, dst, ctype):
-    n = S.fc[b, r, dst, F_RETRIEVED]
-    S.fc[b, r, dst, F_RETRIEVED] = 0
-    S.fc[b, r, dst, F_QUEUED] = 0
+    n = S.fc[b, pair(S, b, r, dst), F_RETRIEVED]
+    S.fc[b, pair(S, b, r, dst), F_RETRIEVED] = 0
+    S.fc[b, pair(S, b, r, dst), F_QUEUED] = 0
     return n
 
 
 @inner
 def on_control(S, par, b, r, src, ctype, payload):
-    S.fc[b, r, src, F_CREDITS] += payload
+    S.fc[b, pair(S, b, r, src), F_CREDITS] += payload
     return par[b, P_CREDIT]
 
 

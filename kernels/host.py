@@ -26,6 +26,7 @@ Matching is MPI's: a receive takes the oldest unmatched message of its source (o
 source); ANY_SOURCE takes the oldest over all sources (by arrival sequence number).
 """
 from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_PROGRAM, ERR_QUEUE,
+                               ERR_SPARE,
                                EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, MC_DELAYED,
                                MC_FCCPU, MC_MSGS, MC_STALL, OP_COMPUTE,
                                OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV,
@@ -39,6 +40,7 @@ from extoll_vec.kernels.common import (flits_of, message_packets, nic_block_rank
                                       nic_push, pk_new, wake_rank)
 from extoll_vec.kernels.fc_fields import CQ_TYPE, F_SEQ_TX
 from extoll_vec.kernels.jit import inner
+from extoll_vec.kernels.pairs import pair, row
 from extoll_vec.kernels.wheel import schedule
 
 # message kinds in the unexpected queue (ux_slot >= 0 means rendezvous: the sender's send slot)
@@ -83,6 +85,10 @@ def mb_pack(src, kind, last, aux, pay):
 def mailbox_write(S, par, b, r, h):
     """The NIC writes packet h into rank r's mailbox; the caller checked there is room."""
     MC = S.mb_q.shape[2]
+    if S.mb_cnt[b, r] >= MC:   # the ring is sized from the program (engine/sizing.py): rerun
+        S.status[b] |= ERR_SPARE
+        S.err_info[b, 0] = r
+        return
     flowctl.on_arrival(S, par, b, r, S.pk[b, h].src, S.pk[b, h].kind, S.pk[b, h].aux)
     S.mb_q[b, r, (S.mb_head[b, r] + S.mb_cnt[b, r]) % MC] = mb_pack(
         S.pk[b, h].src, S.pk[b, h].kind, S.pk[b, h].last, S.pk[b, h].aux, S.pk[b, h].pay)
@@ -169,11 +175,12 @@ def message_arrived(S, par, b, r, src, nbytes, slot, now):
     S.ux_meta[b, r, 1] += 1
     S.ux_meta[b, r, 2] += 1
     S.ux_next[b, r, e] = -1
-    if S.ux_tail[b, r, src] < 0:
-        S.ux_head[b, r, src] = e
+    i = pair(S, b, r, src)
+    if S.ux_tail[b, i] < 0:
+        S.ux_head[b, i] = e
     else:
-        S.ux_next[b, r, S.ux_tail[b, r, src]] = e
-    S.ux_tail[b, r, src] = e
+        S.ux_next[b, r, S.ux_tail[b, i]] = e
+    S.ux_tail[b, i] = e
     wake_rank(S, b, r, now)
 
 
@@ -193,18 +200,21 @@ def _post_recv(S, par, b, r, src, now):
     S.rd_src[b, r, j] = src
     S.rk_orecv[b, r] += 1
     s = src
+    i = -1                                # s's pair entry (its unexpected queue)
     if src == ANY_SOURCE and S.ux_meta[b, r, 2] > 0:
-        best = -1
-        for q in range(S.ux_head.shape[2]):
-            e = S.ux_head[b, r, q]
-            if e >= 0 and (best < 0 or S.ux_seq[b, r, e] < S.ux_seq[b, r, S.ux_head[b, r, best]]):
-                best = q
-        s = best
-    e = S.ux_head[b, r, s] if s >= 0 else -1
+        first, end = row(S, b, r)         # the oldest unexpected message of any sender
+        for k in range(first, end):
+            e = S.ux_head[b, k]
+            if e >= 0 and (i < 0 or S.ux_seq[b, r, e] < S.ux_seq[b, r, S.ux_head[b, i]]):
+                i = k
+        s = S.pair_peer[b, i] if i >= 0 else -1
+    elif src != ANY_SOURCE:
+        i = pair(S, b, r, s)
+    e = S.ux_head[b, i] if i >= 0 else -1
     if e >= 0:
-        S.ux_head[b, r, s] = S.ux_next[b, r, e]
-        if S.ux_head[b, r, s] < 0:
-            S.ux_tail[b, r, s] = -1
+        S.ux_head[b, i] = S.ux_next[b, r, e]
+        if S.ux_head[b, i] < 0:
+            S.ux_tail[b, i] = -1
         S.ux_next[b, r, e] = S.ux_meta[b, r, 0]
         S.ux_meta[b, r, 0] = e
         S.ux_meta[b, r, 2] -= 1
@@ -249,8 +259,9 @@ def _write(S, T, par, b, r, h, cls, now):
     if S.pk[b, h].kind != PK_RMA_GET:
         # mailbox packets carry a per-pair sequence number: the NIC checks in-order delivery
         dst = S.pk[b, h].dst
-        S.pk[b, h].seq = S.fc[b, r, dst, F_SEQ_TX]
-        S.fc[b, r, dst, F_SEQ_TX] += 1
+        i = pair(S, b, r, dst)
+        S.pk[b, h].seq = S.fc[b, i, F_SEQ_TX]
+        S.fc[b, i, F_SEQ_TX] += 1
     nic_push(S, par, b, T.rank_node[r], h, now)
     S.st_sent[b, r, cls] += 1
 
@@ -525,8 +536,8 @@ def rank_step(S, T, par, ops, b, r, now):
                     f = flowctl.snapshot_field(S, par, b)   # -1: the protocol has none
                     for q in range(S.snap.shape[2]):
                         if f >= 0:
-                            S.snap[b, k, q] = S.fc[b, r, q, f]
-                            S.snap_in[b, k, q] = S.fc[b, q, r, f]
+                            S.snap[b, k, q] = S.fc[b, pair(S, b, r, q), f]
+                            S.snap_in[b, k, q] = S.fc[b, pair(S, b, q, r), f]
                 S.rk_snap[b, r] = k + 1
                 S.rk_pc[b, r] = pc + 1
             elif op == OP_END:

@@ -28,6 +28,7 @@ from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.fc_fields import F_SEQ_RX
 from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write
 from extoll_vec.kernels.jit import inner
+from extoll_vec.kernels.pairs import pair
 from extoll_vec.kernels.network import request_arb, router_accept
 from extoll_vec.kernels.router_iq import iq_accept
 from extoll_vec.kernels.wheel import schedule
@@ -150,12 +151,13 @@ def nic_drain(S, T, par, b, n, now):
                 S.ej_blk[b, n] = 1   # head-of-line: wait for rank r to free a slot
                 return
             src = S.pk[b, h].src
-            if S.pk[b, h].seq != S.fc[b, r, src, F_SEQ_RX]:
+            i = pair(S, b, r, src)
+            if S.pk[b, h].seq != S.fc[b, i, F_SEQ_RX]:
                 S.status[b] |= ERR_INVARIANT   # overtaking between one pair of ranks
                 S.err_info[b, 0] = r
                 S.err_info[b, 1] = src
                 return
-            S.fc[b, r, src, F_SEQ_RX] += 1
+            S.fc[b, i, F_SEQ_RX] += 1
             mailbox_write(S, par, b, r, h)
             wake_rank(S, b, r, now)
         elif kind == PK_RMA_GET:

@@ -6,6 +6,7 @@ from extoll_vec.dtypes import P_CREDIT, P_QUOTA
 from extoll_vec.kernels import fc_dynamic, fc_static
 from extoll_vec.kernels.fc_fields import F_CURRENT, F_OWNED
 from extoll_vec.kernels.jit import inner
+from extoll_vec.kernels.pairs import pair
 
 
 # ---- static ----------------------------------------------------------------------------------
@@ -16,7 +17,7 @@ def static_fc_init(S, T, par, b):
 
 @inner
 def static_may_send(S, par, b, r, dst):
-    return S.fc[b, r, dst, F_OWNED] > 0
+    return S.fc[b, pair(S, b, r, dst), F_OWNED] > 0
 
 
 @inner
@@ -62,7 +63,7 @@ def dynamic_fc_init(S, T, par, b):
 
 @inner
 def dynamic_may_send(S, par, b, r, dst):
-    return S.fc[b, r, dst, F_OWNED] > 0
+    return S.fc[b, pair(S, b, r, dst), F_OWNED] > 0
 
 
 @inner
@@ -72,7 +73,7 @@ def dynamic_on_sent(S, par, b, r, dst):
 
 @inner
 def dynamic_on_arrival(S, par, b, r, src, kind, ctype):
-    fc_static.on_arrival(S, par, b, r, src, kind, ctype, S.fc[b, r, src, F_CURRENT])
+    fc_static.on_arrival(S, par, b, r, src, kind, ctype, S.fc[b, pair(S, b, r, src), F_CURRENT])
 
 
 @inner

@@ -8,6 +8,7 @@ import pytest
 from extoll_vec import dtypes as D
 from extoll_vec.config import MpiConfig, from_dict
 from extoll_vec.engine import RESULT_VARIABLES, Batch, check_invariants, run_batch, simulate
+from extoll_vec.engine.pairs import lookup
 from extoll_vec.errors import SimulationError
 from extoll_vec.examples import get_example
 from extoll_vec.kernels.fc_fields import F_SEQ_RX, F_SEQ_TX
@@ -73,11 +74,12 @@ def test_two_messages_keep_their_order_and_packets_are_sequenced():
     b = Batch([cfg], [pb.build()])
     b.run()
     # the NIC checked every packet's per-pair sequence number on the way into the mailbox
-    assert b.S.fc[0, 5, 0, F_SEQ_RX] == b.S.fc[0, 0, 5, F_SEQ_TX] == 37 + 3 + 1
+    rx, tx = lookup(b.S, 0, np.array([5, 0]), np.array([0, 5]))   # the pair table's entries
+    assert b.S.fc[0, rx, F_SEQ_RX] == b.S.fc[0, tx, F_SEQ_TX] == 37 + 3 + 1
     assert b.results()["messages_received"][0, 5] == 3
     # the end-of-run check compares the two counts of every pair (negative control: one packet
     # that never reached rank 5's mailbox)
-    b.S.fc[0, 5, 0, F_SEQ_RX] -= 1
+    b.S.fc[0, rx, F_SEQ_RX] -= 1
     with pytest.raises(SimulationError, match="rank 0 wrote 41 VELO packets to rank 5, 40 reached"):
         check_invariants(b, 0)
 

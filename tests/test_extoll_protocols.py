@@ -19,6 +19,7 @@ from extoll_vec.engine import Batch, run_batch, simulate
 from extoll_vec.errors import ConfigError
 from extoll_vec.kernels import fc_fields as F
 from extoll_vec.kernels import sim
+from extoll_vec.engine.pairs import audit_args, dense_fc
 from extoll_vec.protocols.audit import credit_problems, quiescent_problems
 from extoll_vec.workloads import ProgramBuilder
 
@@ -54,7 +55,7 @@ def test_static_figure_3_credit_flow():
     assert int(b.par[0, D.P_QUOTA]) == 20 and int(b.par[0, D.P_THRESH]) == 7
     b.run()
     res = b.results()
-    fc = b.S.fc[0]
+    fc = dense_fc(b.S, 0)
     assert res["control_sent"][0, 1].tolist() == [5, 0, 0, 0]
     assert res["control_sent"][0, 0].sum() == 0
     assert res["sends_delayed"][0].tolist() == [1, 0]
@@ -196,7 +197,7 @@ def test_dynamic_gives_an_active_sender_more_than_the_static_quota():
     b = Batch([cfg], [star_program(n, [2], 40).build("star")])
     quota = int(b.par[0, D.P_QUOTA])
     b.run()
-    intended = b.S.fc[0, 0, :, F.F_INTENDED]
+    intended = dense_fc(b.S, 0)[0, :, F.F_INTENDED]
     assert intended[2] > 2 * quota
     assert (np.delete(intended[1:], 1) < quota).any()           # someone was robbed
     assert (np.delete(intended[1:], 1) >= 2).all()              # never below the static slots
@@ -236,7 +237,7 @@ def test_dynamic_steady_state_shares_the_data_region_among_the_active_senders():
     for slots, delays in ((28, False), (20, True)):
         b = Batch([cfg(slots)])
         b.run()
-        intended = b.S.fc[0, :, :, F.F_INTENDED]
+        intended = dense_fc(b.S, 0)[:, :, F.F_INTENDED]
         assert (intended[idle] == c).all()
         assert (np.where(active, intended, 0).sum(1) ==
                 ed.active_quota_total(slots, n, 12, c)).all()
@@ -335,11 +336,11 @@ def run_audited(cfg, prog, chunk: int):
         t += chunk
         running = sim.advance(b.S, b.T, b.par, b.ops, t, None, 0, b.S.now.shape[0])
         assert b.S.status[0] == 0, (int(b.S.status[0]), b.S.err_info[0].tolist())
-        problems = credit_problems(b.S.fc[0], b.S.fcr[0], b.par[0])
+        problems = credit_problems(*audit_args(b.S, 0), b.S.fcr[0], b.par[0])
         assert not problems, problems
         if running == 0:
             break
-    assert not quiescent_problems(b.S.fc[0], b.S.fcr[0], b.par[0])
+    assert not quiescent_problems(*audit_args(b.S, 0), b.S.fcr[0], b.par[0])
     return b.results()
 
 

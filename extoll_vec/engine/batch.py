@@ -18,16 +18,23 @@ from ..topology.deadlock import check_deadlock_free
 from ..workloads import build_program, skewed, snapshot_counts, synthetic_destinations
 from extoll_vec.kernels import progstats, sim
 from .diagnostics import check_invariants, describe_error
+from .pairs import pair_table, pair_table_size
 from .params import cycles, member_params, node_params, topo_arrays
 from .results import RESULT_VARIABLES, results
-from .sizing import (ProgramFigures, check_memory, check_widths, mailbox_capacity, shape_key,
-                     state_sizes)
+from .sizing import (ProgramFigures, check_memory, check_widths, mailbox_capacity, ring_slots,
+                     shape_key, state_sizes)
 
 
 class Batch:
     """The arrays of one batch: topology (shared), programs and parameters (per member), state."""
 
-    def __init__(self, configs: Sequence[RunConfig], programs: Sequence | None = None):
+    def __init__(self, configs: Sequence[RunConfig], programs: Sequence | None = None,
+                 exact: bool = False):
+        """exact: the pair tables dense and the mailbox rings at their full capacity, instead
+        of sized from the programs (engine/pairs.py, sizing.state_sizes); run() rebuilds the
+        batch so when a member ran out of them (ERR_SPARE), with the same results."""
+        self._given = (configs, programs)
+        self.exact = exact
         keys = {shape_key(c) for c in configs}
         if len(keys) != 1:
             raise ValueError("a batch needs configs of equal shapes (engine.shape_key)")
@@ -45,7 +52,7 @@ class Batch:
         rows = max(max(len(p.ops) for p in programs), 1)
         self.ops = np.zeros((B, rows, 4), np.int32)
         self.starts = np.zeros((B, max(NR, 1)), np.int32)[:, :NR]
-        figs = []
+        figs, tables = [], []    # tables: each member's pair table (engine/pairs.py)
         for b, (cfg, prog) in enumerate(zip(configs, programs)):
             ops = prog.ops.copy()
             comp = ops[:, 0] == D.OP_COMPUTE
@@ -57,10 +64,14 @@ class Batch:
                                                cfg.mpi.header_bytes, cfg.mpi.velo_payload,
                                                cfg.mpi.eager_threshold)
                 snaps = int(snapshot_counts(prog).max())
+                tables.append(pair_table(cfg, prog, snaps, pkts, exact))
                 figs.append(ProgramFigures(prog.max_isends, prog.max_irecvs, int(msgs.max()),
-                                           int(pkts.max()), snaps))
+                                           int(pkts.max()), snaps,
+                                           *pair_table_size(tables[-1][0]),
+                                           None if exact else ring_slots(int(pkts.max()))))
             else:
-                figs.append(ProgramFigures(0, 0, 0, 0, 0))
+                tables.append(pair_table(cfg, None))
+                figs.append(ProgramFigures(0, 0, 0, 0, 0, 0, 0, None))
         self.par = np.stack([member_params(c, mailbox_capacity(c, f))
                              for c, f in zip(configs, figs)])
         topo = self.topology
@@ -89,6 +100,10 @@ class Batch:
                 S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, topo.n_nodes, cfg.seed,
                                                        cfg.shift_nodes)
             S.npar[b] = node_params(cfg, topo, sizes["KNP"])
+            ptr, peer, real = tables[b]
+            S.pair_ptr[b] = ptr
+            S.pair_peer[b, :len(peer)] = peer
+            S.pair_real[b] = real
         sim.start(S, self.T, self.par, self.starts)
 
     def run(self, progress: Callable[[float], None] | None = None,
@@ -110,6 +125,14 @@ class Batch:
                 running = self._advance(t, profile, pool)
                 if progress is not None:
                     progress(float((self.S.finished != 0).mean()))
+                if not self.exact and (self.S.status & D.ERR_SPARE).any():
+                    # a table sized from the program ran out: the same run at full size
+                    self.__init__(*self._given, exact=True)
+                    self._private = {}
+                    if profile is not None:
+                        profile[:] = 0
+                    t = 0
+                    continue
                 for b in range(B):
                     if self.S.status[b] != 0:
                         raise SimulationError(describe_error(self, b), int(self.S.status[b]), b)

@@ -10,6 +10,7 @@ from .. import dtypes as D
 from ..errors import SimulationError
 from ..protocols.registry import protocol_with_id
 from ..protocols.fc_layout import F_SEQ_RX, F_SEQ_TX
+from .pairs import lookup, pairs_of
 from ..topology.deadlock import buffer_id, describe_cycle, find_cycle
 
 
@@ -111,11 +112,17 @@ def check_invariants(batch, b: int) -> None:
             errors.append("link credits not all returned")
         if np.any(S.ib_cnt[b]) or np.any(S.ej_cnt[b]) or np.any(S.nq_cnt[b]):
             errors.append("buffers not empty at the end")
-        lost = S.fc[b, :, :, F_SEQ_TX] != S.fc[b, :, :, F_SEQ_RX].T
+        # per pair of the table (engine/pairs.py): x's packets to y against y's count of x's;
+        # a pair whose reverse is not in the table exchanged nothing (both read 0)
+        px, py = pairs_of(S, b)
+        rev = lookup(S, b, py, px)
+        tx = S.fc[b, :len(px), F_SEQ_TX].astype(np.int64)
+        rx = np.where(rev >= 0, S.fc[b, np.maximum(rev, 0), F_SEQ_RX], 0)
+        lost = tx != rx
         if lost.any():
-            x, y = (int(i) for i in np.argwhere(lost)[0])
-            errors.append(f"rank {x} wrote {int(S.fc[b, x, y, F_SEQ_TX])} VELO packets to rank "
-                          f"{y}, {int(S.fc[b, y, x, F_SEQ_RX])} reached its mailbox")
+            i = int(np.flatnonzero(lost)[0])
+            errors.append(f"rank {int(px[i])} wrote {int(tx[i])} VELO packets to rank "
+                          f"{int(py[i])}, {int(rx[i])} reached its mailbox")
     # the member's protocol's own audit (protocols/registry.py)
     errors += protocol_with_id(int(p[D.P_PROTO])).audit(batch, b)
     if errors:

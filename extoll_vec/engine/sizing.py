@@ -40,6 +40,9 @@ class ProgramFigures(NamedTuple):
     inbound_messages: int  # messages the busiest receiver gets over the run
     inbound_packets: int   # eager packets the busiest receiver gets over the run
     snapshots: int         # OP_SNAPSHOTs of the busiest rank
+    pairs: int | None = None      # entries of the pair table (engine/pairs.py); None: ranks**2
+    max_peers: int | None = None  # peers of the busiest rank in it; None: ranks
+    ring: int | None = None       # mailbox ring slots (ring_slots); None: the mailbox's capacity
 
 
 def mailbox_capacity(cfg: RunConfig, fig: ProgramFigures) -> int:
@@ -48,6 +51,15 @@ def mailbox_capacity(cfg: RunConfig, fig: ProgramFigures) -> int:
     if protocol(cfg.protocol.name).mailbox == "unlimited":
         return min(fig.inbound_packets + 1, NONE_MAILBOX_CAP)
     return cfg.protocol.mailbox_slots
+
+
+def ring_slots(packets_in: int) -> int:
+    """Slots of a rank's mailbox ring when at most `packets_in` eager packets reach it over the
+    run: it never holds more than those and the control packets it is sent (credits: about one
+    per threshold of its own packets; compulsory requests and responses: per steal), taken as
+    as many again, plus 64. A ring that fills up before the mailbox's capacity raises
+    ERR_SPARE and the batch runs again with rings of full capacity (engine/batch.py)."""
+    return 2 * packets_in + 64
 
 
 def least_packet_flits(cfg: RunConfig) -> int:
@@ -108,9 +120,14 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
     NPK = pool_packets(configs, R, P, V, N, FQ) + N * ps["PQ"]
     sizes = dict(B=len(configs), R=R, P=P, V=V, MW=-(-P * D.MAX_VCS // 64), N=N, FQ=FQ,
                  NW=max(rpn, 1), EQ=EQ, RQ=max(rpn, 1) * SQ, NR=NR,
-                 MC=max(mailbox_capacity(c, f) for c, f in zip(configs, figs)), SQ=SQ, RD=RD,
+                 MC=max(mailbox_capacity(c, f) if f.ring is None else
+                        min(mailbox_capacity(c, f), f.ring) for c, f in zip(configs, figs)),
+                 SQ=SQ, RD=RD,
                  UQ=max(f.inbound_messages for f in figs) + 2, GQ=RD,
-                 CQ=3 * NR + 16,   # a credit packet, a request and a response per peer
+                 # a credit packet, a request and a response per peer in the pair table
+                 CQ=3 * max(NR if f.max_peers is None else f.max_peers for f in figs) + 16,
+                 NR1=NR + 1,   # the pair table's row starts; NPAIR: its entries and the sink
+                 NPAIR=max(NR * NR if f.pairs is None else f.pairs for f in figs) + 1,
                  NSNAP=max(f.snapshots for f in figs), NPK=NPK, **ps)
     lat = max(max(c.network.link_latency, *c.topology.link_latencies(c.network.link_latency))
               + c.network.router_delay for c in configs) + maxL
@@ -184,14 +201,23 @@ def least_figures(cfg: RunConfig) -> ProgramFigures:
     the snapshots of a multiphase run; 0 for the rest."""
     from ..workloads import snapshot_count
     w, msgs = cfg.workload, 0
+    pairs, peers = (0, 0) if w.synthetic else (2, 1)   # the pair table (engine/pairs.py)
     if w.kind == "alltoall":
         gs = w.group_size or w.ranks // max(w.groups, 1)
         msgs = max(gs - 1, 0) * (w.iterations + w.warmup)
+        pairs, peers = w.groups * gs * max(gs - 1, 0), max(gs - 1, 0)
     elif w.kind == "multiphase":
         msgs = sum(max(n - 1, 0) for n in w.phase_ranks) * w.iterations
+        n = max(w.phase_ranks)
+        pairs, peers = n * (n - 1), n - 1
     m = cfg.mpi
     per = message_packets(w.message_bytes, m.header_bytes, m.velo_payload, m.eager_threshold)
-    return ProgramFigures(0, 0, msgs, msgs * per, snapshot_count(cfg))
+    snaps = snapshot_count(cfg)
+    if cfg.n_ranks and snaps:
+        pairs = peers = None    # the dense table
+    elif w.kind == "program":
+        pairs = peers = 0       # hand-written programs: not known before they are built
+    return ProgramFigures(0, 0, msgs, msgs * per, snaps, pairs, peers, ring_slots(msgs * per))
 
 
 def _member_sizes(cfg: RunConfig) -> dict[str, int]:
@@ -200,8 +226,8 @@ def _member_sizes(cfg: RunConfig) -> dict[str, int]:
 
 def _part(dims: tuple) -> str:
     """The part of the state an array belongs to, for the messages."""
-    if dims.count("NR") == 2:
-        return "per rank pair tables (ranks**2)"
+    if "NPAIR" in dims:
+        return "pair tables"
     for dim, part in (("NSNAP", "credit snapshots"), ("MC", "mailboxes"),
                       ("NPK", "packet pool"), ("E", "event calendar"), ("W", "event calendar"),
                       ("R", "routers"), ("N", "NICs"), ("NR", "ranks")):
@@ -271,6 +297,29 @@ def available_memory() -> int | None:
     return avail
 
 
+MEMORY_LIMIT_ENV = "EXTOLL_VEC_MEMORY_LIMIT"
+
+
+def memory_limit() -> int | None:
+    """The configured limit in bytes (environment EXTOLL_VEC_MEMORY_LIMIT: 8GiB, 512MiB, 10G
+    or bytes), below the machine's available memory; None if unset."""
+    text = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+    if not text:
+        return None
+    units = {"": 1, "B": 1, "K": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MIB": 1 << 20,
+             "G": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TIB": 1 << 40}
+    num = text.rstrip("KMGTiBkmgtib ")
+    unit = text[len(num):].strip().upper()
+    try:
+        value = float(num) * units[unit]
+    except (ValueError, KeyError):
+        raise ConfigError(MEMORY_LIMIT_ENV, f"got {text!r}; allowed: a size such as 8GiB, "
+                          "512MiB or a number of bytes") from None
+    if not value > 0:
+        raise ConfigError(MEMORY_LIMIT_ENV, f"got {text!r}; allowed: a size > 0")
+    return int(value)
+
+
 def human_bytes(n: int) -> str:
     """1.5 GiB, 412 GiB, 3.2 TiB."""
     for unit, shift in (("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30)):
@@ -333,14 +382,18 @@ def check_memory(configs: Sequence[RunConfig], available: int | None = None) -> 
                       f"{DIMENSIONS.get(dim, dim)}, more than the "
                       f"{I32_MAX} that the kernels' int32 indices address")
     total = sum(parts.values())
+    limit = memory_limit()
     if available is None:
         available = available_memory()
+    what = "available"
+    if limit is not None and (available is None or limit < available):
+        available, what = limit, f"limit ({MEMORY_LIMIT_ENV})"
     if available is not None and total > available:
         top = sorted(parts.items(), key=lambda kv: -kv[1])[:2]
         detail = ", ".join(f"{k} {human_bytes(v)}" for k, v in top if v)
         raise _refuse(configs, lambda cs: sum(estimate_parts(cs)[0].values()),
                       f"the run would need at least {human_bytes(total)} ({detail}), more "
-                      f"than the {human_bytes(max(available, 0))} available")
+                      f"than the {human_bytes(max(available, 0))} {what}")
     return total
 
 

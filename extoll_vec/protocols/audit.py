@@ -1,9 +1,16 @@
 """Credit conservation of the EXTOLL protocols, checked from the kernels' counters.
 
-``credit_problems(fc, fcr, par)`` works on one member's arrays at any time between kernel calls
-(the tests call it mid-run); ``quiescent_problems`` adds what must hold once a run is over
-(nothing in flight, every compulsory request answered). Both return human-readable problems
-(empty: all is well). Field meanings: fc_layout.py.
+``credit_problems(fc, x, y, rev, fcr, par)`` works on one member's arrays at any time between
+kernel calls (the tests call it mid-run); ``quiescent_problems`` adds what must hold once a run
+is over (nothing in flight, every compulsory request answered). Both return human-readable
+problems (empty: all is well). Field meanings: fc_layout.py.
+
+Both take the member's table as pairs (engine/pairs.py): fc [entries, K] with entry i the pair
+(x[i], y[i]) and rev[i] the entry of (y[i], x[i]), -1 if that pair is not in the table; a pair
+whose reverse is missing exchanged nothing either way and is left out (y[i] = -1: a spare
+entry). ``dense`` turns a dense [NR, NR, K] table (the tests' hand-made ones) into these
+arguments. The dynamic protocol's sum over all senders counts an idle sender without an entry
+(kernels/pairs.py) at its initial credit_slots.
 
 Static, for every sender s and receiver r (s != r):
     owned(s->r) + packets in flight or in r's mailbox + retrieved-not-returned(r<-s)
@@ -24,52 +31,68 @@ from . import fc_layout as F
 from .registry import protocol_with_id
 
 
-def _pairs(fc: np.ndarray, field: int) -> np.ndarray:
-    """[x, y] view of one field (x = this rank, y = peer)."""
-    return fc[:, :, field].astype(np.int64)
+def dense(fc: np.ndarray) -> tuple:
+    """(fc, x, y, rev) of a dense [NR, NR, K] table."""
+    n = fc.shape[0]
+    x, y = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
+    return fc.reshape(n * n, -1), x, y, y * n + x
 
 
-def _first(mask: np.ndarray) -> tuple[int, int]:
-    i = np.argwhere(mask)[0]
-    return int(i[0]), int(i[1])
+def _first(x, y, mask) -> tuple[int, int, int]:
+    """The first pair of mask in table order (row-major): (index, x, y)."""
+    i = int(np.flatnonzero(mask)[0])
+    return i, int(x[i]), int(y[i])
 
 
-def credit_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list[str]:
-    """fc int32 [NR, NR, K], fcr int32 [NR, KR], par int64 [N_PAR] of one member."""
+def credit_problems(fc, x, y, rev, fcr: np.ndarray, par: np.ndarray) -> list[str]:
+    """fc int32 [pairs, K] (x, y, rev: module docstring), fcr int32 [NR, KR], par int64
+    [N_PAR] of one member."""
     proto = protocol_with_id(int(par[D.P_PROTO]))
     if not proto.credit:
         return []
-    n = fc.shape[0]
-    off = ~np.eye(n, dtype=bool)
+    off = (x != y) & (rev >= 0)
+    rv = np.maximum(rev, 0)
+
+    def own(field):       # [s, r] = what s keeps about r (this pair)
+        return fc[:, field].astype(np.int64)
+
+    def peer(field):      # [s, r] = what r keeps about s (the reverse pair)
+        return fc[rv, field].astype(np.int64)
     out = []
-    # sender-side fields read [s, r]; receiver-side fields read [r, s]: transpose them to [s, r]
-    owned = _pairs(fc, F.F_OWNED)
-    in_flight = _pairs(fc, F.F_A_SENT) - _pairs(fc, F.F_A_RETR).T
-    back = _pairs(fc, F.F_QUEUED).T + _pairs(fc, F.F_A_GIVEN).T - _pairs(fc, F.F_A_GOT)
-    retrieved = _pairs(fc, F.F_RETRIEVED).T
+    # sender-side fields read [s, r]; receiver-side fields read [r, s]
+    owned = own(F.F_OWNED)
+    in_flight = own(F.F_A_SENT) - peer(F.F_A_RETR)
+    back = peer(F.F_QUEUED) + peer(F.F_A_GIVEN) - own(F.F_A_GOT)
+    retrieved = peer(F.F_RETRIEVED)
     for name, a in (("credits owned", owned), ("packets in flight", in_flight),
                     ("credits in flight", back), ("retrieved packets", retrieved)):
         if (a[off] < 0).any():
-            s, r = _first((a < 0) & off)
-            out.append(f"{name} {int(a[s, r])} < 0 from rank {s} to rank {r}")
+            i, s, r = _first(x, y, (a < 0) & off)
+            out.append(f"{name} {int(a[i])} < 0 from rank {s} to rank {r}")
     if proto.name == "static":
         total = owned + in_flight + retrieved + back
         bad = (total != par[D.P_QUOTA]) & off
         if bad.any():
-            s, r = _first(bad)
-            out.append(f"credits of rank {s} towards rank {r}: {int(total[s, r])} owned, in "
+            i, s, r = _first(x, y, bad)
+            out.append(f"credits of rank {s} towards rank {r}: {int(total[i])} owned, in "
                        f"flight or unreturned, credit quota {int(par[D.P_QUOTA])}")
         return out
     c = int(par[D.P_CREDIT_SLOTS])
-    current = _pairs(fc, F.F_CURRENT).T
-    responses = _pairs(fc, F.F_A_RESP_SENT) - _pairs(fc, F.F_A_RESP_GOT).T
+    current = peer(F.F_CURRENT)
+    responses = own(F.F_A_RESP_SENT) - peer(F.F_A_RESP_GOT)
     total = owned + in_flight + back + responses
     bad = (total != current) & off
     if bad.any():
-        s, r = _first(bad)
-        out.append(f"current credits of rank {s} at rank {r}: counter {int(current[s, r])}, "
-                   f"owned + in flight {int(total[s, r])}")
-    pool = (current * off).sum(axis=0) + fcr[:, F.R_AVAIL].astype(np.int64)
+        i, s, r = _first(x, y, bad)
+        out.append(f"current credits of rank {s} at rank {r}: counter {int(current[i])}, "
+                   f"owned + in flight {int(total[i])}")
+    nr = fcr.shape[0]
+    # per receiver r: its current credits of every sender s (its own row, s != r); a sender
+    # without an entry is an idle one never stolen from (kernels/pairs.py): c credits
+    mine = (x != y) & (y >= 0)
+    pool = np.bincount(x, weights=own(F.F_CURRENT) * mine, minlength=nr).astype(np.int64) \
+        + fcr[:, F.R_AVAIL].astype(np.int64) \
+        + c * (nr - 1 - np.bincount(x[mine], minlength=nr))
     want = int(par[D.P_DATA_REGION]) - c
     if (pool != want).any():
         r = int(np.flatnonzero(pool != want)[0])
@@ -77,27 +100,27 @@ def credit_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list[st
                    f"less own static slots = {want}")
     if (fcr[:, F.R_AVAIL] < 0).any():
         out.append(f"rank {int(np.flatnonzero(fcr[:, F.R_AVAIL] < 0)[0])}: available slots < 0")
-    fifo = fc[:, :, F.F_FIFO:F.F_FIFO + c + 1].astype(np.int64).sum(axis=2).T
-    blocked = _pairs(fc, F.F_BLOCKED).T != 0
+    fifo = fc[rv, F.F_FIFO:F.F_FIFO + c + 1].astype(np.int64).sum(axis=1)
+    blocked = peer(F.F_BLOCKED) != 0
     covered = owned + in_flight + retrieved + back
     bad = (covered >= fifo) & off & ~blocked
     if bad.any():
-        s, r = _first(bad)
-        out.append(f"FIFO of rank {s} at rank {r} sums to {int(fifo[s, r])}, not more than the "
-                   f"{int(covered[s, r])} credits it covers (the credit region could overflow)")
-    if (fc[:, :, F.F_FIFO:F.F_FIFO + c + 1][off] < 1).any():
+        i, s, r = _first(x, y, bad)
+        out.append(f"FIFO of rank {s} at rank {r} sums to {int(fifo[i])}, not more than the "
+                   f"{int(covered[i])} credits it covers (the credit region could overflow)")
+    if (fc[:, F.F_FIFO:F.F_FIFO + c + 1][off] < 1).any():
         out.append("a threshold FIFO holds an entry < 1")
     return out
 
 
-def quiescent_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list[str]:
+def quiescent_problems(fc, x, y, rev, fcr: np.ndarray, par: np.ndarray) -> list[str]:
     """credit_problems plus what holds when the run is over."""
-    out = credit_problems(fc, fcr, par)
+    out = credit_problems(fc, x, y, rev, fcr, par)
     proto = protocol_with_id(int(par[D.P_PROTO]))
     if not proto.credit:
         return out
-    n = fc.shape[0]
-    off = ~np.eye(n, dtype=bool)
+    off = (x != y) & (rev >= 0)
+    rv = np.maximum(rev, 0)
     checks = [(F.F_QUEUED, "credits queued"), (F.F_CRPK, "credit packets in a mailbox"),
               (F.F_INMB, "data packets in a mailbox")]
     if proto.name == "dynamic":
@@ -105,15 +128,17 @@ def quiescent_problems(fc: np.ndarray, fcr: np.ndarray, par: np.ndarray) -> list
                    (F.F_REQ_FLAG, "compulsory requests withheld"),
                    (F.F_RESP_FLAG, "compulsory responses withheld")]
     for field, name in checks:
-        a = _pairs(fc, field)
+        a = fc[:, field].astype(np.int64)
         if (a[off] != 0).any():
-            x, y = _first((a != 0) & off)
-            out.append(f"{name} at the end: rank {x}, peer {y}: {int(a[x, y])}")
-    if (_pairs(fc, F.F_A_SENT) != _pairs(fc, F.F_A_RETR).T)[off].any():
+            i, s, r = _first(x, y, (a != 0) & off)
+            out.append(f"{name} at the end: rank {s}, peer {r}: {int(a[i])}")
+
+    def differ(f_own, f_peer):
+        return (fc[:, f_own].astype(np.int64) != fc[rv, f_peer])[off].any()
+    if differ(F.F_A_SENT, F.F_A_RETR):
         out.append("packets written and retrieved differ at the end")
-    if (_pairs(fc, F.F_A_GIVEN) != _pairs(fc, F.F_A_GOT).T)[off].any():
+    if differ(F.F_A_GIVEN, F.F_A_GOT):
         out.append("credits returned and received differ at the end")
-    if proto.name == "dynamic" and (_pairs(fc, F.F_A_RESP_SENT)
-                                     != _pairs(fc, F.F_A_RESP_GOT).T)[off].any():
+    if proto.name == "dynamic" and differ(F.F_A_RESP_SENT, F.F_A_RESP_GOT):
         out.append("a compulsory response was not processed")
     return out

@@ -60,7 +60,8 @@ def _credit_params(cfg, p):
 def _credit_audit(batch, b):
     if batch.par[b, D.P_SYNTH] != 0:
         return []
-    return quiescent_problems(batch.S.fc[b], batch.S.fcr[b], batch.par[b])
+    from ..engine.pairs import audit_args
+    return quiescent_problems(*audit_args(batch.S, b), batch.S.fcr[b], batch.par[b])
 
 
 def _fixed(k):
@@ -93,7 +94,9 @@ PROTOCOLS = (
                        Param("piggyback", "bool", False, added=False,
                              exclusive="piggybacking is part of")),
              pair_fields=_fixed(L.CREDIT_FIELDS)),
-    # EXTOLL dynamic (section 6): a FIFO of credit_slots + 1 thresholds per peer
-    Protocol("dynamic", 4, prefix="dynamic_", **_CREDIT,
+    # EXTOLL dynamic (section 6): a FIFO of credit_slots + 1 thresholds per peer. Its activity
+    # lists hold every other process (6.3) and Eq. 6 steals from the last of the low list, an
+    # idle sender as often as not: so its pair table holds every pair (engine/pairs.py)
+    Protocol("dynamic", 4, prefix="dynamic_", **_CREDIT, every_pair=True,
              pair_fields=lambda pc: L.DYNAMIC_FIELDS + pc.credit_slots + 1),
 )

@@ -105,7 +105,9 @@ class Protocol:
     declares: tuple[Param, ...] = ()   # fields it adds to the protocol: section
     check: Callable | None = None      # check(section, pre): its fields, when it is selected
     check_run: Callable | None = None  # check_run(RunConfig): what depends on other sections
-    pair_fields: Callable = _zero      # fc int32 [B, NR, NR, K]: K as a function of the section
+    pair_fields: Callable = _zero      # fc int32 [B, NPAIR, K]: K as a function of the section
+    every_pair: bool = False  # keeps state about every sender, communicating or not (the pair
+                              # table is then dense: engine/pairs.py)
     rank_fields: Callable = _zero      # fcr int32 [B, NR, KR]
     node_fields: Callable = _zero      # fcn int32 [B, N, KN]
     node_params: Callable | None = None  # (RunConfig, topology) -> int64 [N, KNP]: npar

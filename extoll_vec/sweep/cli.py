@@ -122,6 +122,7 @@ def _mb(n: float) -> str:
 def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
     import numpy as np
 
+    from ..engine.sizing import estimate_parts
     from .plan import estimate, plan_batches
     from .store import resume_mask
     done = np.zeros(sweep.n_points, dtype=bool)
@@ -159,7 +160,9 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
         pts = b.points
         shown = f"{pts[0]}-{pts[-1]}" if pts == tuple(range(pts[0], pts[-1] + 1)) else \
             ",".join(map(str, pts))
-        print(f"  {b.index:>5} points {shown} ({len(pts)}): state {_mb(b.state_bytes)}, "
+        least = sum(estimate_parts([sweep.configs[i] for i in pts])[0].values())
+        print(f"  {b.index:>5} points {shown} ({len(pts)}): state {_mb(b.state_bytes)} "
+              f"(at least {_mb(least)} for the memory check), "
               f"~{_count(b.packets)} packets, {_secs(_seconds(b.packets))}")
     if len(plan) > DRY_RUN_MAX_LINES:
         print(f"  ... and {len(plan) - DRY_RUN_MAX_LINES} more")

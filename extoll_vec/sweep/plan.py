@@ -54,16 +54,20 @@ def _topology(topo_cfg):
 
 
 @functools.lru_cache(maxsize=256)
-def _program_figures(cfg_key) -> tuple[int, int, int, int]:
-    """(messages sent, max inbound messages per rank, max isends, max irecvs)."""
+def _program_figures(cfg_key) -> tuple[int, ...]:
+    """(messages sent, max inbound messages per rank, max isends, max irecvs, pairs, peers of
+    the busiest rank); the last two of the pair table of a protocol without Protocol.every_pair
+    and a program without snapshots (engine/pairs.py)."""
+    from ..engine.pairs import pair_table, pair_table_size
     from ..workloads import build_program, message_counts
     cfg = RunConfig(topology=cfg_key[0], network=cfg_key[1], mpi=cfg_key[2], workload=cfg_key[3])
     prog = build_program(cfg)
     if prog.n_ranks == 0:
-        return 0, 0, 1, 1
+        return 0, 0, 1, 1, 0, 0
     _src, dst, sent, _recv, _anyc = message_counts(prog)
     inbound = np.bincount(dst, weights=sent, minlength=prog.n_ranks) if len(dst) else np.zeros(1)
-    return int(sent.sum()), int(inbound.max()), int(prog.max_isends), int(prog.max_irecvs)
+    return (int(sent.sum()), int(inbound.max()), int(prog.max_isends), int(prog.max_irecvs),
+            *pair_table_size(pair_table(cfg, prog)[0]))
 
 
 def _packets_per_message(cfg: RunConfig) -> tuple[int, int]:
@@ -79,14 +83,27 @@ def _sizes(cfg: RunConfig) -> dict[str, int]:
     """The engine's size table for a batch of one point (engine.state_sizes), from the
     program's figures without simulating (eager packets estimated from the message size)."""
     from ..engine import ProgramFigures, state_sizes
+    from ..protocols.registry import protocol
     from ..workloads import snapshot_count
+    pairs = peers = None        # the dense pair table (hand-written programs: not known here)
     if cfg.n_ranks and cfg.workload.kind != "program":
-        _msgs, inbound, max_is, max_ir = _program_figures(
+        _msgs, inbound, max_is, max_ir, pairs, peers = _program_figures(
             (cfg.topology, cfg.network, cfg.mpi, cfg.workload))
     else:
         inbound, max_is, max_ir = 0, 1, 1
-    fig = ProgramFigures(max_is, max_ir, inbound, _packets_per_message(cfg)[1] * inbound,
-                         snapshot_count(cfg))
+        if not cfg.n_ranks:
+            pairs = peers = 0
+    from ..engine.sizing import ring_slots
+    snaps = snapshot_count(cfg)
+    pk_in = _packets_per_message(cfg)[1] * inbound
+    if snaps:
+        pairs = peers = None
+    elif protocol(cfg.protocol.name).every_pair and pairs is not None and cfg.n_ranks:
+        # the idle senders' spare entries (engine/pairs.py), at most one per other rank
+        nr, c = cfg.n_ranks, cfg.protocol.credit_slots
+        spare = min(nr - 1, 2 * pk_in // (c + 1) + 2)
+        pairs, peers = min(pairs + nr * spare, nr * nr), min(peers + spare, nr)
+    fig = ProgramFigures(max_is, max_ir, inbound, pk_in, snaps, pairs, peers, ring_slots(pk_in))
     return state_sizes([cfg], _topology(cfg.topology), [fig])
 
 
