@@ -121,6 +121,9 @@ FIELDS = {
     # spare entries (peer -1) for the idle senders the dynamic protocol steals from, taken by
     # kernels/pairs.take_idle in descending id order below the cursor pair_idle[x] (-1: none)
     "pair_real": (I32, ("B", "NR"), 0), "pair_idle": (I32, ("B", "NR"), -1),
+    # 1: every row of the member's table is dense (pair_ptr[x] = x * NR), the lookup's
+    # arithmetic alone (alltoall programs): one byte per member instead of three loads a lookup
+    "pair_dense": (I8, ("B",), 0),
     # per pair (x, y): the in-order check's sequence numbers, then the flow-control fields
     "fc": (I32, ("B", "NPAIR", "K"), 0),        # protocols/fc_layout.py
     "fcr": (I32, ("B", "NR", "KR"), 0),         # per rank: protocols/fc_layout.py

@@ -47,6 +47,8 @@ def _search(S, b, x, y):
 @inner
 def pair(S, b, x, y):
     """Index of pair (x, y) in S.fc / S.ux_head / S.ux_tail of member b."""
+    if S.pair_dense[b] != 0:
+        return x * S.rk_pc.shape[1] + y    # every row dense
     lo = S.pair_ptr[b, x]
     hi = S.pair_ptr[b, x + 1]
     if hi - lo == S.rk_pc.shape[1] and S.pair_real[b, x] == hi - lo:

@@ -108,6 +108,8 @@ def test_idle_senders_without_entries_give_the_dense_tables_results():
         cfg = _dyn_two_groups(slots, cs)
         compact, dense = Batch([cfg]), Batch([cfg], exact=True)
         assert compact.S.pair_ptr[0, -1] < 16 * 16 == dense.S.pair_ptr[0, -1]
+        # the dense table is found by arithmetic alone, the compact one by its rows
+        assert dense.S.pair_dense[0] == 1 and compact.S.pair_dense[0] == 0
         compact.run()
         dense.run()
         assert not compact.exact                      # no rerun: the spares sufficed

@@ -104,6 +104,9 @@ class Batch:
             S.pair_ptr[b] = ptr
             S.pair_peer[b, :len(peer)] = peer
             S.pair_real[b] = real
+            nr = len(real)
+            S.pair_dense[b] = nr > 0 and bool((real == nr).all()) and bool(
+                (ptr == np.arange(nr + 1) * nr).all())
         sim.start(S, self.T, self.par, self.starts)
 
     def run(self, progress: Callable[[float], None] | None = None,
