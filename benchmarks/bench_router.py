@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench_routing import mean_se
 from record import add_option, save
 
 from extoll_vec.config import from_dict
@@ -127,14 +128,6 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def _mean_se(xs):
-    m = sum(xs) / len(xs)
-    if len(xs) < 2:
-        return m, float("nan")
-    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-    return m, (var / len(xs)) ** 0.5
-
-
 def dragonfly(args):
     routers = [rs for rs in ROUTERS if f"{rs[0]}:{rs[1]:g}" in args.routers.split(",")]
     runs = [(r, s, False) for r, s in routers] + ([("voq", 1.0, True)] if args.old_pools else [])
@@ -155,8 +148,8 @@ def dragonfly(args):
             ds.append(json.loads(out.stdout.strip().splitlines()[-1]))
         d = ds[0]
         name = f"{r} s={s:g}" + (" old pools" if old else "")
-        cps, cps_se = _mean_se([x["cycles"] / x["run"] for x in ds])
-        cpu_cps, cpu_se = _mean_se([x["cycles"] / x["cpu"] for x in ds])
+        cps, cps_se = mean_se([x["cycles"] / x["run"] for x in ds])
+        cpu_cps, cpu_se = mean_se([x["cycles"] / x["cpu"] for x in ds])
         top = ", ".join(f"{k} {v / 2**20:.0f} MiB" for k, v in d["top"])
         print(f"{name:<18} setup {d['setup']:6.1f} s  run {d['run']:7.1f} s (CPU {d['cpu']:.1f} s)"
               f"  {d['cycles']:>6} cycles  {cps:8.0f} +- {cps_se:.0f} cycles/s ({cpu_cps:.0f} +- "
