@@ -183,12 +183,32 @@ def _measure(node: yaml.Node, path: str | None, what: str) -> None:
         depth[id(n)], size[id(n)] = d, s
 
 
+def _flow_too_deep(text: str) -> bool:
+    """Flow collections ([...], {...}) nested over 1,000 deep, by counting brackets, where no
+    quote or comment can hide one. PyYAML's recursive composer fails on such text with a
+    RecursionError, which parse_yaml_document reports as this same message without a position,
+    but only after its scanner spent over a second on 20,000 levels."""
+    if any(c in text for c in "'\"#"):
+        return False
+    depth = 0
+    for c in text:
+        if c in "[{":
+            depth += 1
+            if depth > 1000:
+                return True
+        elif c in "]}":
+            depth -= 1
+    return False
+
+
 def parse_yaml_document(text: str, path: str | None, what: str) -> tuple[Any, dict]:
     """One YAML document -> (data, positions) (sweep/yamlpos.py); SpecError naming `what`
     for invalid YAML, duplicate keys, excessive nesting or size."""
     from .sweep import yamlpos
     if all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()):
         return None, {}          # blank lines and comments only (PyYAML trips on a lone tab)
+    if _flow_too_deep(text):
+        raise SpecError(path, what, f"nested more than {MAX_DEPTH} levels deep")
     try:
         try:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
