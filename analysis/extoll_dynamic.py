@@ -14,15 +14,15 @@ from ..protocols import extoll_dynamic as ed
 from ..protocols import extoll_static as es
 from ..protocols.catalogue import CREDIT_PROTOCOLS
 from .extoll_common import (Points, case_labels, completed, configs, delayed_pct, figure,
-                            measured_delayed_pct, overheads, require, slots_per_process,
+                            overheads, require, slots_per_process,
                             write_outputs)
 from .registry import Table, target
 
 PATTERN_COLUMNS = ["pattern", "protocol", "slots_per_process", "overhead_pct", "delayed_pct",
-                   "reference_us", "replicates", "measured_delayed_pct", "overhead_se_pct",
+                   "reference_us", "replicates", "overhead_se_pct",
                    "eq4_slots"]
 SE_COL = PATTERN_COLUMNS.index("overhead_se_pct")
-MDEL_COL = PATTERN_COLUMNS.index("measured_delayed_pct")
+DEL_COL = PATTERN_COLUMNS.index("delayed_pct")
 EQ4_COL = PATTERN_COLUMNS.index("eq4_slots")
 LIMIC_COLUMNS = ["group_size", "same_node_pct", "protocol", "slots_per_process", "overhead_pct"]
 EVOLUTION_COLUMNS = ["view", "alltoall", "phase", "phase_ranks", "group", "min_credits",
@@ -79,12 +79,12 @@ def extoll_patterns(ds, out_dir=None) -> Table:
     labels = case_labels(ds)
     rows = sorted(([labels[p.index], p.cfg.protocol.name, slots_per_process(p.cfg),
                     p.overhead_pct, p.mean(lambda i: delayed_pct(ds, i)), p.ref_us, p.reps,
-                    p.mean(lambda i: measured_delayed_pct(ds, i)), p.overhead_se_pct,
+                    p.overhead_se_pct,
                     eq4_slots(p.cfg)]
                    for p in overheads(ds)),
                   key=lambda r: (labels.index(r[0]), r[1], r[2]))
     need = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, 3)
-    calm = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, MDEL_COL)
+    calm = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, DEL_COL)
 
     def reach(pattern, proto, table):
         n = table.get((pattern, proto))
@@ -107,9 +107,8 @@ def extoll_patterns(ds, out_dir=None) -> Table:
                      f"{reach(pattern, 'static', calm)} (static), "
                      f"{reach(pattern, 'dynamic', calm)} (dynamic)"
                      + (f"; Eq. 4 bound: {eq4}" if eq4 else ""))
-    notes.append("delayed_pct: sends that waited for credits, % of the messages, over the whole "
-                 "run (warm-ups included); measured_delayed_pct: in the timed part only; "
-                 "overhead_se_pct: standard error of overhead_pct from the replicates' spread "
+    notes.append("delayed_pct: sends that waited for credits, % of the messages, in the timed "
+                 "part (warm-ups excluded); overhead_se_pct: standard error of overhead_pct from the replicates' spread "
                  "(NaN: one run per point); eq4_slots: below it some sender of the pattern "
                  "cannot hold a whole message in the steady flow (Eq. 4 on its quota; dynamic: "
                  "the data region shared among the active senders once the idle ones are down "

@@ -22,12 +22,12 @@ from ..protocols import extoll_static as es
 from ..protocols.catalogue import CREDIT_PROTOCOLS
 from . import paper_values as pv
 from .extoll_common import (FC_POINTS, Points, case_labels, completed, configs, delayed_pct,
-                            figure, measured, measured_delayed_pct, overheads, rank_sum, require,
+                            figure, measured, overheads, rank_sum, require, run_delayed_pct,
                             slots_per_process, write_outputs)
 from .registry import Table, target
 
 STATIC_COLUMNS = ["case", "credit_slots", "slots_per_process", "overhead_pct", "delayed_pct",
-                  "reference_us", "time_us", "predicted_stall_free", "measured_delayed_pct"]
+                  "reference_us", "time_us", "predicted_stall_free", "run_delayed_pct"]
 TABLE2_COLUMNS = ["credit_slots", "stabilizing_slots", "eq5_slots", "drop_slots",
                   "eq37_drop_slots", "paper_slots", "case", "delayed_drop_slots",
                   "break_even_slots", "predicted_break_even_slots", "dense_break_even_slots"]
@@ -65,7 +65,7 @@ def static_rows(ds) -> list[list]:
     for p in overheads(ds):
         rows.append([labels[p.index], p.cfg.protocol.credit_slots, slots_per_process(p.cfg),
                      p.overhead_pct, delayed_pct(ds, p.index), p.ref_us, p.time_us,
-                     predicted_stall_free(p.cfg), measured_delayed_pct(ds, p.index)])
+                     predicted_stall_free(p.cfg), run_delayed_pct(ds, p.index)])
     order = {c: k for k, c in enumerate(dict.fromkeys(labels))}
     rows.sort(key=lambda r: (order[r[0]], r[1], r[2]))
     return rows
@@ -83,9 +83,9 @@ def extoll_static_overhead(ds, out_dir=None) -> Table:
         big = max((r for r in rows if r[0] == case), key=lambda r: r[2])
         notes.append(f"{case}: at {big[2]} slots per process overhead {big[3]:.1f} % "
                      f"(credit slots {big[1]})")
-    notes.append("delayed_pct: sends that waited for credits, % of the messages, over the whole "
-                 "run (warm-up included, as es.stall_free counts); measured_delayed_pct: in the "
-                 "timed part only (the steady state)")
+    notes.append("delayed_pct: sends that waited for credits, % of the messages, in the timed "
+                 "part (warm-up excluded); run_delayed_pct: over the whole run, warm-up "
+                 "included, as es.stall_free counts (predicted_stall_free)")
     table = Table(f"extoll_static_overhead: {len(rows)} points, static protocol",
                   STATIC_COLUMNS, rows, notes)
     if out_dir is not None:
@@ -153,8 +153,8 @@ def extoll_table2(ds, out_dir=None) -> Table:
         paper = pv.TABLE2.get(c)
         rows.append([c, stab, es.stabilizing_slots(c), drop, es.overhead_drop_slots(c),
                      paper[0] if paper else None, case,
-                     _largest_fall([[r[2], r[4]] for r in curve]),
-                     _break_even([(r[2], r[4] == 0) for r in curve]),
+                     _largest_fall([[r[2], r[8]] for r in curve]),
+                     _break_even([(r[2], r[8] == 0) for r in curve]),
                      _break_even([(r[2], bool(r[7])) for r in curve]),
                      es.break_even_slots(c, messages, extra, packets)])
     notes = [f"curves of {case}; stabilizing: smallest buffer from which the overhead stays "

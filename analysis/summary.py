@@ -37,7 +37,7 @@ def summary(ds) -> Table:
     ds = ds.load()
     key_cols = [a["coord"] for a in axes] or ["protocol_name", "workload_kind"]
     synth = any(str(k) in ("uniform", "permutation") for k in ds["workload_kind"].values)
-    from .extoll_common import configs, measured_us, overheads
+    from .extoll_common import configs, measured, measured_us, overheads
     cfgs = configs(ds)
     time_us = np.array([np.nan if c.workload.synthetic else measured_us(ds, j, c)
                         for j, c in enumerate(cfgs)])
@@ -49,7 +49,9 @@ def summary(ds) -> Table:
         "overhead_pct": overhead,
         "exec_time_us": ds.exec_time_us,
         "stall_us_total": _ranks_sum(ds.stall_us),
-        "sends_delayed": _ranks_sum(ds.sends_delayed),
+        # the timed part, as time_us (warm-ups excluded)
+        "sends_delayed": np.array([measured(ds, "sends_delayed", j).sum()
+                                   for j in range(len(cfgs))]),
         "mailbox_max": _ranks_max(ds.mailbox_max_slots),
         "control_packets": _ranks_sum(ds.packets_sent.sel(kind="control")),
         "max_link_util": ds.max_link_utilization,

@@ -73,9 +73,9 @@ def test_counters_at_marks_leave_out_what_happens_before_and_after_the_measured_
     messages before and after the marks wait for credits and stall the sender, the 6-packet one
     between them does not (15 credits: the sender waits 20 us for the last credit packets before
     it marks). The counters at the marks, and the measured part the targets read
-    (analysis.extoll_common.measured, measured_delayed_pct), hold the middle only; delayed_pct
+    (analysis.extoll_common.measured, delayed_pct), hold the middle only; run_delayed_pct
     counts the whole run."""
-    from extoll_vec.analysis.extoll_common import delayed_pct, measured, measured_delayed_pct
+    from extoll_vec.analysis.extoll_common import delayed_pct, measured, run_delayed_pct
     from extoll_vec.dataset import build_dataset
     pb = ProgramBuilder(2)
     for phase, npk in enumerate((40, 6, 40)):
@@ -100,12 +100,12 @@ def test_counters_at_marks_leave_out_what_happens_before_and_after_the_measured_
     assert measured(ds, "messages_received", 0).tolist() == [0, 1]
     cpu = measured(ds, "flow_control_cpu_us", 0)
     assert 0 < cpu[0] < res["flow_control_cpu_us"][0, 0] / 5   # 6 of 86 packets
-    assert measured_delayed_pct(ds, 0) == 0.0
-    assert delayed_pct(ds, 0) == pytest.approx(200 / 3)      # 2 of 3 messages waited
+    assert delayed_pct(ds, 0) == 0.0
+    assert run_delayed_pct(ds, 0) == pytest.approx(200 / 3)  # 2 of 3 messages waited
     # without marks the whole run is the measured part
     res["sends_delayed_at_mark"][:] = -1
     res["messages_received_at_mark"][:] = -1
-    assert measured_delayed_pct(build_dataset([cfg], res), 0) == pytest.approx(200 / 3)
+    assert delayed_pct(build_dataset([cfg], res), 0) == pytest.approx(200 / 3)
 
 
 def test_credit_operations_cost_fractions_of_a_cycle():

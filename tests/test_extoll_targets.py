@@ -58,27 +58,29 @@ def test_extoll_static_overhead(out):
     rows = run_target(out, "extoll_static_overhead")
     assert len(rows) == 3 * 3 * 7            # cases x credit slots x buffer sizes
     assert {r["credit_slots"] for r in rows} == {"1", "2", "5"}
-    finite(rows, "overhead_pct", "delayed_pct", "measured_delayed_pct")
+    finite(rows, "overhead_pct", "delayed_pct", "run_delayed_pct")
     # below 37 + c slots (a 2 KB message is 37 packets) every alltoall message waits for
     # credits; at 64 slots none does, even in the steady state after the warm-up (Eq. 3: the
     # sender keeps quota - 37 + returned >= 37 credits)
     a2a = [r for r in rows if r["case"] == "alltoall-64"]
-    assert all(float(r["delayed_pct"]) > 50 for r in a2a if float(r["slots_per_process"]) < 36)
-    assert all(float(r["delayed_pct"]) == 0 for r in a2a if float(r["slots_per_process"]) == 64)
-    # the timed alltoall alone (after the warm-up) shows the same two ends
+    assert all(float(r["run_delayed_pct"]) > 50 for r in a2a
+               if float(r["slots_per_process"]) < 36)
+    assert all(float(r["run_delayed_pct"]) == 0 for r in a2a
+               if float(r["slots_per_process"]) == 64)
+    # the timed alltoall alone (after the warm-up: delayed_pct) shows the same two ends
     for r in a2a:
         if float(r["slots_per_process"]) < 36 or float(r["slots_per_process"]) == 64:
-            assert (float(r["measured_delayed_pct"]) > 50) == (float(r["slots_per_process"]) < 36)
+            assert (float(r["delayed_pct"]) > 50) == (float(r["slots_per_process"]) < 36)
     # no send waits exactly where the static protocol's arithmetic says (thresholds of Eq. 1,
     # 2 messages per pair, the barrier's packet between them): es.stall_free
     assert {r["predicted_stall_free"] for r in a2a} == {"True", "False"}
     for r in a2a:
-        assert (float(r["delayed_pct"]) == 0) == (r["predicted_stall_free"] == "True"), r
+        assert (float(r["run_delayed_pct"]) == 0) == (r["predicted_stall_free"] == "True"), r
     # the sharp drop at a data region of 37 slots (37 + c per process, section 5.3): from there
     # the warm-up alltoall, which starts with the whole quota, no longer waits: about half of
     # the messages (warm-up + timed) are delayed instead of nearly all
     for c in ("1", "2", "5"):
-        curve = sorted((float(r["slots_per_process"]), float(r["delayed_pct"]))
+        curve = sorted((float(r["slots_per_process"]), float(r["run_delayed_pct"]))
                        for r in a2a if r["credit_slots"] == c)
         k = next(i for i, (s, _) in enumerate(curve) if s >= 37 + int(c))
         assert curve[k - 1][1] > 80 and curve[k][1] < 55, (c, curve)
@@ -112,7 +114,7 @@ def test_extoll_patterns(out):
     assert set(rows[0]) >= {"pattern", "protocol", "slots_per_process", "overhead_pct"}
     assert len(rows) == 5 * 2 * 5
     assert {r["protocol"] for r in rows} == {"static", "dynamic"}
-    finite(rows, "overhead_pct", "delayed_pct", "measured_delayed_pct", "eq4_slots")
+    finite(rows, "overhead_pct", "delayed_pct", "eq4_slots")
     # Eq. 4 bound: static 57 (2 credit slots, 37 packets) in every pattern; dynamic smaller the
     # fewer senders a receiver has (64 ranks, 16 per node: 1x64 still has 48 senders)
     bound = {(r["pattern"], r["protocol"]): float(r["eq4_slots"]) for r in rows}

@@ -12,6 +12,7 @@ from ..errors import ConfigError
 from .imb import imb_program
 from .multiphase import multiphase
 from .patterns import alltoall_groups, multi_pingpong
+from .common import MARK_START
 from .program import Program, empty_program, with_start_delays
 
 
@@ -24,12 +25,25 @@ def start_delays_ns(n_ranks: int, skew_ns: int, seed: int) -> np.ndarray:
     return rng.integers(0, int(skew_ns), size=int(n_ranks), endpoint=True)
 
 
+def timed_delays_ns(n_ranks: int, skew_ns: int, seed: int) -> np.ndarray:
+    """When each rank leaves the barrier before its timed part (MARK_START), int64 [n_ranks]
+    ns after the others could, uniform in 0..skew_ns, from PCG64([seed, 2]): a stream apart from
+    the start delays', so the two skews are independent."""
+    rng = np.random.Generator(np.random.PCG64([int(seed), 2]))
+    return rng.integers(0, int(skew_ns), size=int(n_ranks), endpoint=True)
+
+
 def skewed(prog: Program, cfg: RunConfig) -> Program:
-    """prog with cfg's start skew applied (workload.start_skew_ns; 0: prog itself)."""
-    if cfg.workload.start_skew_ns == 0 or prog.n_ranks == 0:
+    """prog with cfg's start skew applied (workload.start_skew_ns; 0: prog itself): each rank
+    starts late, and again leaves the barrier before its timed part late (where a warm-up puts
+    one before MARK_START): the barrier would otherwise erase the first skew, and replicates
+    after a warm-up would all time the same run."""
+    skew = cfg.workload.start_skew_ns
+    if skew == 0 or prog.n_ranks == 0:
         return prog
-    return with_start_delays(prog, start_delays_ns(prog.n_ranks, cfg.workload.start_skew_ns,
-                                                   cfg.seed))
+    n = prog.n_ranks
+    return with_start_delays(prog, start_delays_ns(n, skew, cfg.seed),
+                             timed_delays_ns(n, skew, cfg.seed), MARK_START)
 
 
 def snapshot_count(cfg: RunConfig) -> int:

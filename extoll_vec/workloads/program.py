@@ -96,26 +96,50 @@ def _to_int32(arr, what: str) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int32)
 
 
-def with_start_delays(prog: Program, delays_ns: np.ndarray) -> Program:
+def with_start_delays(prog: Program, delays_ns: np.ndarray,
+                      timed_ns: np.ndarray | None = None, mark: int = 0) -> Program:
     """prog with every rank's program preceded by OP_COMPUTE of delays_ns[rank] ns (the rank
-    starts that late). Rows are copied rank by rank, so ranks that shared rows get their own."""
+    starts that late) and, with timed_ns, OP_COMPUTE of timed_ns[rank] ns before the rank's
+    first OP_MARK `mark` where that is not its first row (the rank leaves the barrier before
+    its timed part that late). Rows are copied rank by rank, so ranks that shared rows get
+    their own."""
     n = prog.n_ranks
     delays = _to_int32(delays_ns, "start delays")
     if delays.shape != (n,) or (n and delays.min() < 0):
         raise ValueError(f"start delays: {n} values >= 0 required, got shape {delays.shape}")
     start = prog.start.astype(np.int64)
     ends = np.flatnonzero(prog.ops[:, 0] == OP_END)
-    length = ends[np.searchsorted(ends, start)] - start + 1       # each rank's rows, OP_END too
-    new_start = np.cumsum(length + 1) - (length + 1)
-    if n and int(new_start[-1] + length[-1] + 1) > I32_MAX:
+    end = ends[np.searchsorted(ends, start)]                      # each rank's OP_END row
+    # where the second delay goes, as an index into the old rows (-1: none for this rank)
+    at = np.full(n, -1, np.int64)
+    if timed_ns is not None:
+        timed = _to_int32(timed_ns, "timed-part delays")
+        if timed.shape != (n,) or (n and timed.min() < 0):
+            raise ValueError(f"timed-part delays: {n} values >= 0 required, got shape "
+                             f"{timed.shape}")
+        marks = np.flatnonzero((prog.ops[:, 0] == OP_MARK) & (prog.ops[:, 1] == mark))
+        if marks.size:
+            k = np.minimum(np.searchsorted(marks, start), marks.size - 1)
+            first = marks[k]
+            at = np.where((first > start) & (first < end), first, -1)
+    extra = 1 + (at >= 0)
+    length = end - start + 1                                       # each rank's rows, OP_END too
+    new_start = np.cumsum(length + extra) - (length + extra)
+    if n and int(new_start[-1] + length[-1] + extra[-1]) > I32_MAX:
         raise ValueError("program with start delays has more rows than int32 can index")
-    ops = np.zeros((int((length + 1).sum()), 4), np.int32)
-    copied = np.ones(len(ops), bool)
-    copied[new_start] = False
-    dst = np.flatnonzero(copied)
-    ops[dst] = prog.ops[dst + np.repeat(start - new_start - 1, length)]
+    ops = np.zeros((int((length + extra).sum()), 4), np.int32)
+    # old row i of rank r lands at new_start[r] + 1 + (i - start[r]), one further from `at` on
+    rank = np.repeat(np.arange(n), length)
+    src = np.arange(int(length.sum())) - np.repeat(np.cumsum(length) - length - start, length)
+    dst = new_start[rank] + 1 + (src - start[rank]) + ((at[rank] >= 0) & (src >= at[rank]))
+    ops[dst] = prog.ops[src]
     ops[new_start, 0] = OP_COMPUTE
     ops[new_start, 1] = delays
+    with_t = np.flatnonzero(at >= 0)
+    if with_t.size:
+        row = new_start[with_t] + 1 + (at[with_t] - start[with_t])
+        ops[row, 0] = OP_COMPUTE
+        ops[row, 1] = timed[with_t]
     return Program(ops, new_start.astype(np.int32), prog.max_irecvs, prog.max_isends,
                    prog.description)
 
