@@ -31,7 +31,7 @@ alltoall per m (about a minute).
     python -m extoll_vec.analysis.calibration --report    # the four cases with the defaults
     python -m extoll_vec.analysis.calibration --set network.nic_fifo_packets=100000 \
         --scan 0.25,0.45,0.6,0.8                          # fit a variant of the model
-    python -m extoll_vec.analysis.calibration --report --variant buffered-pio
+    python -m extoll_vec.analysis.calibration --report --variant fifo16
 
 `--set` changes the model before the fit (the same SECTION.FIELD=VALUE as `extoll-vec run`), so a
 variant can be tested for whether the paper's times can be fitted at all: the ratio of the two
@@ -81,31 +81,49 @@ def with_params(cfg: RunConfig, cycle_ns: float, m: float) -> RunConfig:
     return cfg.replace(**over)
 
 
-def measure(case: str, cfg_override=None) -> float:
-    """Simulated reference time (us) of a case with the defaults (or cfg_override(cfg))."""
+def measure(case: str, cfg_override=None, util: bool = False):
+    """Simulated reference time (us) of a case with the defaults (or cfg_override(cfg)); with
+    util, (time, the busiest link's utilization)."""
     from ..engine import simulate
     cfg = get_example(CASES[case][0])
     if cfg_override is not None:
         cfg = cfg_override(cfg)
-    return measured_us(simulate([cfg]), 0, cfg)
+    ds = simulate([cfg])
+    t = measured_us(ds, 0, cfg)
+    return (t, float(ds.max_link_utilization.values[0])) if util else t
+
+
+NEIGHBOUR_SPREAD = 0.10   # a fit stands if the scan's neighbours of m are within 10 % of its ratio
 
 
 def fit(scan=SCAN, log=print, variant=lambda cfg: cfg) -> tuple[float, float]:
     """(cycle_ns, m): the m of `scan` whose alltoall-1024 / pingpong ratio is closest to the
     paper's, and the cycle_ns that then makes the pingpong exact (module docstring).
-    `variant(cfg)` changes the model first (`--set`)."""
+    `variant(cfg)` changes the model first (`--set`). Logs each m's ratio and the alltoall's
+    busiest link (how congestion-bound the reference is), then whether the neighbouring m of
+    the scan give ratios within NEIGHBOUR_SPREAD of the chosen one's (else the fit sits on a
+    noise spike of the congestion-bound alltoall)."""
     want = CASES["alltoall-1024"][1] / CASES["pingpong"][1]
     best = None
+    ratios = []
     for m in scan:
         pp = measure("pingpong", lambda cfg: with_params(variant(cfg), 1.0, m))
-        a2a = measure("alltoall-1024", lambda cfg: with_params(variant(cfg), 1.0, m))
+        a2a, busiest = measure("alltoall-1024", lambda cfg: with_params(variant(cfg), 1.0, m),
+                               util=True)
         err = abs(math.log(a2a / pp / want))
+        ratios.append(a2a / pp)
         log(f"m {m}: host cycles {host_cycles(m)}: ratio {a2a / pp:.0f} (paper {want:.0f}); "
-            f"fitting the pingpong would put alltoall-1024 at {100 * (a2a / pp / want - 1):+.1f} %",
-            flush=True)
+            f"fitting the pingpong would put alltoall-1024 at {100 * (a2a / pp / want - 1):+.1f} %"
+            f"; busiest link {100 * busiest:.1f} % busy", flush=True)
         if best is None or err < best[0]:
             best = (err, m, pp)
     _err, m, pp = best
+    k = list(scan).index(m)
+    near = [ratios[j] for j in (k - 1, k + 1) if 0 <= j < len(scan)]
+    spread = max((abs(r / ratios[k] - 1) for r in near), default=float("nan"))
+    log(f"neighbours of m {m}: ratios within {100 * spread:.1f} % of its ratio "
+        f"({'stands' if spread <= NEIGHBOUR_SPREAD else 'a noise spike: refit or widen the scan'}"
+        f", limit {100 * NEIGHBOUR_SPREAD:.0f} %)", flush=True)
     return CASES["pingpong"][1] / pp, m
 
 
@@ -117,7 +135,7 @@ def main(argv=None) -> int:
                     help="the four cases with the defaults in force")
     ap.add_argument("--variant", default="", metavar="NAME",
                     help="start from a model variant (examples.MODEL_VARIANTS), e.g. "
-                         "--report --variant buffered-pio")
+                         "--report --variant fifo16")
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                     help="change the model before fitting or reporting (repeatable)")
     ap.add_argument("--scan", default=",".join(map(str, SCAN)),

@@ -5,7 +5,7 @@ dynamic credit-based flow control next to the reference run without flow control
     python benchmarks/bench_flow_control.py --quick    # alltoall-256 instead
     python benchmarks/bench_flow_control.py --slots 64 32 16 8
     python benchmarks/bench_flow_control.py --slots 64 --nic-fifo 100000   # a probe, see below
-    python benchmarks/bench_flow_control.py --variant buffered-pio        # a model variant
+    python benchmarks/bench_flow_control.py --variant fifo16        # a model variant
 
 One process, one batch member per run, kernels loaded before timing. Three figures per run:
 - wall seconds against the reference run (the acceptance figure: at most +30 %);

@@ -2,7 +2,7 @@
 
     python benchmarks/nic_fifo_depth.py                         # alltoall-256, 16-packet FIFO
     python benchmarks/nic_fifo_depth.py --fifo 100000           # the probe of reference_minimum.py
-    python benchmarks/nic_fifo_depth.py --variant buffered-pio  # a model variant
+    python benchmarks/nic_fifo_depth.py --variant fifo16  # a model variant
     python benchmarks/nic_fifo_depth.py --full ...              # alltoall-1024 (about 2 minutes)
 
 Runs the reference (protocol none) of the example, one untimed alltoall and one timed, as

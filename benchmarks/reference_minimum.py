@@ -2,7 +2,7 @@
 
     python benchmarks/reference_minimum.py            # alltoall-256 (4x4 mesh), about a minute
     python benchmarks/reference_minimum.py --full     # alltoall-1024 (4x4x4), about 15 minutes
-    python benchmarks/reference_minimum.py --variant buffered-pio   # under a model variant
+    python benchmarks/reference_minimum.py --variant fifo16   # under a model variant
 
 The EXTOLL paper measures every overhead against "a minimum reference execution time when no
 flow control is used" (section 5.3): flow control may only cost. This prints, for the alltoall
@@ -11,11 +11,10 @@ the time under the reference (protocol none) and under static and dynamic flow c
 credit slots, 64 and 16 slots per process), and two probes of why a credit-limited run can be
 faster than the reference in this model:
 
-- `nic_fifo_packets=100000`: a NIC injection FIFO of 100,000 packets instead of 16, so that a
-  CPU blocks less often in a PIO write (where it cannot run the MPI progress engine). It still
-  fills: in alltoall-256 ranks spend 9.7 % of their time blocked in PIO writes, against 71 %
-  with 16 packets (docs/calibration.md). The part of the gap it closes
-  is the CPU overlap a credit stall gives (a rank waiting for credits polls its mailbox).
+- `nic_fifo_packets=100000`: a NIC injection FIFO of 100,000 packets instead of the default
+  256, so that a CPU blocks less often in a PIO write or a slot release (where it cannot run
+  the MPI progress engine; host.posted_writes). The part of the gap it closes is the CPU
+  overlap a credit stall gives where the FIFO is full (docs/calibration.md).
 - `progress_packets=0`: no mailbox retrieval at MPI calls, only while a rank waits in MPI.
 
 Also printed: the busiest link's utilization; a credit-limited run that loads its busiest link

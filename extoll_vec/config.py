@@ -311,9 +311,9 @@ class TopologyConfig(_Section):
 class NetworkConfig(_Section):
     """Links, routers and NICs. One cycle is one flit time on a link. cycle_ns (and with it the
     link rate and the hop latency) is fitted to the EXTOLL paper's reference times
-    (analysis/calibration.py: 587 MB/s links, 327 ns per hop)."""
+    (analysis/calibration.py: 547 MB/s links, 351 ns per hop)."""
     # length of one cycle (one flit on a link): fitted
-    cycle_ns: float = _num(27.27, CYCLE_NS_MIN, CYCLE_NS_MAX, "nanoseconds", "cycle length")
+    cycle_ns: float = _num(29.23, CYCLE_NS_MIN, CYCLE_NS_MAX, "nanoseconds", "cycle length")
     flit_bytes: int = _int(16, 1, BYTES_MAX, "bytes")          # link width x cycle
     packet_header_bytes: int = _int(8, 0, BYTES_MAX, "bytes")  # network header on every packet
     link_latency: int = _int(4, 1, HOP_CYCLES_MAX, "cycles")   # cycles a flit needs on a link
@@ -321,7 +321,9 @@ class NetworkConfig(_Section):
     router_delay: int = _int(8, 0, HOP_CYCLES_MAX, "cycles")
     vcs: int = _int(2, 1, MAX_VCS, "virtual channels per port")
     buffer_flits: int = _int(40, 1, unit="flits")   # input buffer per port and VC
-    nic_fifo_packets: int = _int(16, 1, unit="packets")   # NIC injection FIFO (PIO writes)
+    # the NIC's requester FIFO (PIO writes of packets): 256 packets, 16 KB of on-chip RAM
+    # (docs/calibration.md, "The requester model")
+    nic_fifo_packets: int = _int(256, 1, unit="packets")
     # NIC ejection buffer (holds packets a full mailbox refuses)
     nic_ejection_flits: int = _int(40, 1, unit="flits")
     # NIC packet rate: least time between two injected packets (0: link rate only; rounded up
@@ -389,19 +391,26 @@ def _cost(default: float):
 class HostConfig(_Section):
     """CPU costs in nanoseconds (converted once to cycles by the engine). Fitted together with
     network.cycle_ns to the EXTOLL paper's reference times, keeping their ratios
-    (analysis/calibration.py): 8, 10, 19, 125 and 31 cycles of 27.27 ns; credit_ns is not
+    (analysis/calibration.py): 10, 14, 26, 175 and 44 cycles of 29.23 ns; credit_ns is not
     fitted (the reference runs have no flow control)."""
-    pio_ns: float = _cost(218.16)        # write one VELO packet to the NIC (PIO)
-    retrieve_ns: float = _cost(272.7)    # poll, copy and release one mailbox slot
-    match_ns: float = _cost(518.13)      # MPI matching / bookkeeping per message
+    pio_ns: float = _cost(292.3)        # write one VELO packet to the NIC (PIO)
+    retrieve_ns: float = _cost(409.22)    # poll, copy and release one mailbox slot
+    match_ns: float = _cost(759.98)      # MPI matching / bookkeeping per message
     # one flow-control credit operation: not fitted (no credits in the reference runs); one
     # cycle. Unlike the other costs it is not rounded up to whole cycles
     # (dtypes.CREDIT_FRAC_BITS)
-    credit_ns: float = _cost(27.27)
-    limic_ns: float = _cost(3408.75)     # LiMIC fixed cost per intra-node message
-    limic_ns_per_kb: float = _cost(845.37)
+    credit_ns: float = _cost(29.23)
+    limic_ns: float = _cost(5115.25)     # LiMIC fixed cost per intra-node message
+    limic_ns_per_kb: float = _cost(1286.12)
     # mailbox packets the MPI progress engine takes per MPI call
     progress_packets: int = _int(64, 0, unit="packets")
+    # the order of the posted writes a node's CPUs send to its NIC. "rank": only PIO writes of
+    # packets wait for room in the requester FIFO (network.nic_fifo_packets); a rank releases a
+    # mailbox slot whatever the FIFO holds. "node": they are one in-order stream per node (posted
+    # writes over HyperTransport), so the release of a retrieved slot (a write of the mailbox's
+    # read pointer) also waits while the node's FIFO is full, as a PIO write does
+    # (docs/calibration.md, "The requester model")
+    posted_writes: str = _choice("node", ("rank", "node"))
 
 
 @dataclass(frozen=True)
@@ -480,9 +489,10 @@ class WorkloadConfig(_Section):
     `warmup` iterations run first, untimed and followed by a barrier of all ranks (IMB's warm-up;
     the paper averages many repetitions, which hides that the dynamic protocol starts every
     sender at its static slots). `start_skew_ns` > 0 delays each rank's start by a whole number
-    of ns drawn uniformly from 0..start_skew_ns by `seed` (ranks leave MPI_Init or a barrier at
-    different times): runs that differ only in the seed are then replicates of one
-    measurement, as the paper's averages over 150 repetitions are (0: all start at cycle 0).
+    of ns drawn uniformly from 0..start_skew_ns by `seed` (ranks leave MPI_Init at different
+    times) and, where a warm-up's barrier precedes the timed part (mark 0), delays the rank's
+    leaving that barrier by a second such draw (the barrier would erase the first): runs that
+    differ only in the seed are then independent replicates of one measurement, as the paper's averages over 150 repetitions are (0: all start at cycle 0).
     permutation/uniform/shift: network-only Bernoulli traffic at `injection_rate` flits per
     node per cycle; shift sends node n to n + `shift` (mod nodes; 0: one dragonfly group, p*a
     nodes, else half the nodes), the adversarial group-to-group pattern of the dragonfly."""

@@ -185,6 +185,8 @@ P_LAT_GLOBAL = 53     # ... of class PORT_GLOBAL (dragonfly global links); P_LAT
 # -- 56..59 router model (kernels/network.py VOQ, kernels/router_iq.py input-queued) --
 P_ROUTER = 56         # ROUTER_VOQ or ROUTER_IQ
 P_SPEEDUP = 57        # crossbar speedup, fixed point: round(speedup * 2**SPEEDUP_FRAC_BITS)
+# -- 58 the host's posted writes (kernels/host.py) --
+P_POSTED_NODE = 58    # 1: host.posted_writes "node": a mailbox slot's release waits behind a full FIFO
 N_PAR = 60
 ROUTER_VOQ = 0        # network.router "voq": virtual output queues (kernels/network.py)
 ROUTER_IQ = 1         # network.router "iq": one FIFO per input VC (kernels/router_iq.py)

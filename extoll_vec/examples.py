@@ -81,15 +81,18 @@ def tiny() -> RunConfig:
 # analysis/calibration.py to the same two reference times as the defaults (docs/calibration.md).
 # A sweep spec names one with `base: {variant: NAME}`; the benchmarks take --variant NAME.
 MODEL_VARIANTS: dict[str, dict[str, object]] = {
-    # PIO writes stall the CPU less often (an injection FIFO of 100,000 packets instead of 16;
-    # it still fills in the alltoalls: docs/calibration.md) and 24-flit router
-    # buffers; fitted with `python -m extoll_vec.analysis.calibration --set
-    # network.nic_fifo_packets=100000 --set network.buffer_flits=24 --scan 0.3` (m = 0.3:
-    # 9, 12 and 22 cycles for a PIO write, a retrieval and a match)
-    "buffered-pio": {
-        "network.nic_fifo_packets": 100_000, "network.buffer_flits": 24,
-        "network.cycle_ns": 29.44, "host.pio_ns": 264.96, "host.retrieve_ns": 353.28,
-        "host.match_ns": 647.68, "host.limic_ns": 4416.0, "host.limic_ns_per_kb": 1118.72,
+    # The requester model before issue 24, with its own fit: a 16-packet (1 KB) requester FIFO,
+    # and a rank releases mailbox slots whatever the FIFO holds (posted writes ordered per rank,
+    # so a rank waiting for credits polls while one blocked in a PIO write cannot). Fitted with
+    # `python -m extoll_vec.analysis.calibration --set network.nic_fifo_packets=16 --set
+    # host.posted_writes=rank` (m = 0.25: 8, 10 and 19 cycles of 27.27 ns for a PIO write, a
+    # retrieval and a match). Credit-limited runs finish before the reference in it
+    # (docs/calibration.md, "The requester model").
+    "fifo16": {
+        "network.nic_fifo_packets": 16, "host.posted_writes": "rank",
+        "network.cycle_ns": 27.27, "host.pio_ns": 218.16, "host.retrieve_ns": 272.7,
+        "host.match_ns": 518.13, "host.credit_ns": 27.27, "host.limic_ns": 3408.75,
+        "host.limic_ns_per_kb": 845.37,
     },
 }
 

@@ -31,13 +31,13 @@ from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_P
                                MC_FCCPU, MC_MSGS, MC_STALL, OP_COMPUTE,
                                OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV,
                                OP_SEND, OP_SNAPSHOT, OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON,
-                               P_LIMIC_PER_KB, P_MATCH, P_MPI_HDR, P_PIGGY, P_PIO, P_PROGRESS,
+                               P_LIMIC_PER_KB, P_MATCH, P_MPI_HDR, P_PIGGY, P_PIO, P_POSTED_NODE, P_PROGRESS,
                                P_RETRIEVE, P_VELO_PAYLOAD, PIGGYBACK_BYTES, PK_CTRL, PK_DATA,
                                PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
                                W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.common import (flits_of, message_packets, nic_block_rank, nic_full,
-                                      nic_push, pk_new, wake_rank)
+                                      nic_push, nic_release_one, pk_new, wake_rank)
 from extoll_vec.kernels.fc_fields import CQ_TYPE, F_SEQ_TX
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.pairs import pair, row
@@ -373,6 +373,24 @@ def _busy(S, b, r, t):
 
 
 @inner
+def _release_waits(S, par, b, node, r, done, now):
+    """host.posted_writes "node": the retrieval's slot release is a posted write in the node's
+    one in-order stream, so it waits while the requester FIFO is full, as a PIO write does, and
+    the rank cannot poll meanwhile (docs/calibration.md). Returns True if r blocked. A rank
+    past MPI_Finalize (done) drains its mailbox unblocked: its timing is over, and its wait
+    state must stay W_DONE."""
+    if par[b, P_POSTED_NODE] == 0 or done:
+        return False
+    if nic_full(S, par, b, node):
+        nic_block_rank(S, b, node, r, now)
+        return True
+    # the release takes no FIFO slot: a rank blocked behind it may try the one it found free
+    if S.nw_cnt[b, node] > 0:
+        nic_release_one(S, b, node, now)
+    return False
+
+
+@inner
 def rank_step(S, T, par, ops, b, r, now):
     # rk_run stays 1 during the turn so that completions it causes do not wake it twice;
     # it drops to 0 only where the CPU goes idle or blocks.
@@ -462,6 +480,8 @@ def rank_step(S, T, par, ops, b, r, now):
                 if S.rk_pass[b, r] == PASS_NONE:
                     S.rk_pass[b, r] = min(S.mb_cnt[b, r], par[b, P_PROGRESS])
                 if S.rk_pass[b, r] > 0 and S.mb_cnt[b, r] > 0:
+                    if _release_waits(S, par, b, node, r, done, now):
+                        return
                     S.rk_pass[b, r] -= 1
                     _busy(S, b, r, now + _retrieve(S, T, par, b, r, now))
                     return
@@ -552,6 +572,8 @@ def rank_step(S, T, par, ops, b, r, now):
                 return
     # 5. poll the mailbox (the MPI progress engine)
     if S.mb_cnt[b, r] > 0:
+        if _release_waits(S, par, b, node, r, done, now):
+            return
         cost = _retrieve(S, T, par, b, r, now)
         _busy(S, b, r, now + cost)
         return

@@ -40,10 +40,15 @@ VARIANTS: dict[str, dict] = {
             "axes.slots_per_process=[8, 16, 32, 64]",
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "a318617e8e91fc5e0980b27659e6c5b8e7d01ce2176152e4f00d946929651d83",
+        "fingerprint": "da1c7e5951d9b90dc0dcaf5d52920633089e68f2ac1593a82521ef2375f8340e",
         "minutes": 39,
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 The 1x1024 pattern (all ranks in one alltoall) at 8, 16, 32 and 64 slots per process, each
 point 4 replicates (ranks start up to 2 us apart, seeds 0-3), the part of the patterns
 acceptance that patterns_groups_reps.yaml leaves out: there the dynamic protocol should come
@@ -59,10 +64,15 @@ workers. Target extoll_patterns reads it with --from.""",
             "workload.group_size=512",
             *ADAPTED_REPS,
             "repeat={count: 3, seed: 0}",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "12b53d6bcc6f7e143ca7f210080db64e4ae8fd919f1460af57284cc06605fe5f",
+        "fingerprint": "d25b145f957a70bffda3a52e568916ca9a0aaf47ecde682f29625f859359d02c",
         "minutes": 82,
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 2x512 as patterns_adapted.yaml measures it (12 untimed alltoalls, 2 timed), with replicates:
 ranks starting up to 2 us apart, seeds 0-2, every slots-per-process value of Figure 15.
 patterns_adapted.yaml's single runs did not show which buffer either protocol needs here
@@ -82,11 +92,16 @@ the fastest run here, README "Known gap"), so the criterion does not resolve."""
             "workload.group_size=512",
             *ADAPTED_REPS,
             "repeat={count: 3, seed: 3}",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "ce3136b9e865f088e57977c2adb7f7ee9d9ce9308eea5aef7a00179e26f97e17",
+        "fingerprint": "a29cb7b0b29c74b9b4a2b91537e712d421d1bdd66e6273a202d494eaa4038186",
         "minutes": 96,
         "read_with": "patterns_2x512_adapted_reps",
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 Three more replicates of patterns_2x512_adapted_reps.yaml (seeds 3-5; everything else equal),
 into a second store; the target reads both as one:
   extoll-vec sweep sweeps/extoll/patterns_2x512_adapted_reps_seeds3.yaml -o B.zarr
@@ -106,10 +121,15 @@ while it delays 97 % of the timed sends below 64, so the criterion does not reso
             "workload.group_size=256",
             *ADAPTED_REPS,
             "repeat={count: 3, seed: 0}",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "df9ea20495fd7699402ab32d1cf43cbc69a2d44d94a55523e4811385285a1be7",
+        "fingerprint": "151e74776060422cd6dee1d6384b651841b6ffd99359783de5f34234da49a72f",
         "minutes": 41,
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 4x256 as patterns_adapted.yaml measures it (12 untimed alltoalls, 2 timed), with replicates:
 ranks starting up to 2 us apart, seeds 0-2, every slots-per-process value of Figure 15.
 patterns_adapted.yaml's single runs did not show which buffer either protocol needs here
@@ -118,30 +138,6 @@ extoll_patterns averages the replicates (mean / mean - 1).
 Measured (41 minutes on 2 workers), overhead +- standard error at 8/16/32/64 slots: static
 +6.9+-2.7/+5.3+-4.4/+3.9+-1.8/-0.5+-1.4 %, dynamic +6.2+-6.7/+3.3+-5.1/+2.8+-2.4/+5.0+-1.3 %:
 5 % from 32 (static) and 16 (dynamic) on the means, within the errors.""",
-    },
-    "patterns_4x256_adapted_reps_buffered_pio": {
-        "target": "extoll_patterns",
-        "sets": [
-            "name=extoll_patterns_4x256_adapted_reps_buffered_pio",
-            "axes.pattern=null",
-            "workload.groups=4",
-            "workload.group_size=256",
-            *ADAPTED_REPS,
-            "repeat={count: 3, seed: 0}",
-            "base.variant=buffered-pio",
-        ],
-        "fingerprint": "ec34e083c9830fe3bd2650b1c19b7d9eaa288391cd9dc5aea6d7cb26347395a7",
-        "minutes": 55,
-        "notes": """\
-4x256 as patterns_4x256_adapted_reps.yaml measures it, under the model variant buffered-pio
-(examples.MODEL_VARIANTS: a 100,000-packet NIC FIFO, 24-flit router buffers, its own fit;
-README: Calibration), to see whether the pattern reads as the paper's when the reference
-is the fastest run.
-Measured (55 minutes on 2 workers), overhead +- standard error at 8/16/32/64 slots: static
-+27.3+-2.6/+24.8+-4.2/+15.5+-2.1/+10.2+-0.4 %, dynamic +12.7+-1.0/+58.0+-2.9/+12.3+-1.4/
-+8.2+-1.2 %: every flow-control point costs, none gets under 5 % by 64 slots.
-Dynamic 16 is one slot below the dynamic protocol's Eq. 4 bound for 4x256 (17 slots per
-process, eq4_slots): 12.9 % of the timed sends wait, unevenly over the groups (README).""",
     },
     "patterns_4x256_adapted_reps_seeds3": {
         "target": "extoll_patterns",
@@ -152,11 +148,16 @@ process, eq4_slots): 12.9 % of the timed sends wait, unevenly over the groups (R
             "workload.group_size=256",
             *ADAPTED_REPS,
             "repeat={count: 3, seed: 3}",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "9b8126c78617a8e23c65a34b70778b911a42443830a524cce8d37f5a50aad209",
+        "fingerprint": "c72f4f41dcb5e8674ced10447fac9daca1989a57b3aa6059709220f0ea27e912",
         "minutes": 39,
         "read_with": "patterns_4x256_adapted_reps",
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 Three more replicates of patterns_4x256_adapted_reps.yaml (seeds 3-5; everything else equal),
 into a second store; the target reads both as one:
   extoll-vec sweep sweeps/extoll/patterns_4x256_adapted_reps_seeds3.yaml -o B.zarr
@@ -176,10 +177,15 @@ beyond 8 slots (README, "The same, with replicates").""",
             "workload.group_size=128",
             *ADAPTED_REPS,
             "repeat={count: 3, seed: 0}",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "ccfa7381fd1102441ec3ae2dd1c3691200cace18c99146b5495d5441498b3698",
+        "fingerprint": "eb06903ea9de92384574e4115d4c794ab4fb3e2cbd7e40d7a2268fb88d9ba5b7",
         "minutes": 14,
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 8x128 as patterns_adapted.yaml measures it (12 untimed alltoalls, 2 timed), with replicates:
 ranks starting up to 2 us apart, seeds 0-2, every slots-per-process value of Figure 15. The
 single runs of patterns_adapted.yaml showed the paper's reading (5 % from 64 slots per
@@ -190,28 +196,6 @@ Measured (14 minutes on 2 workers), overhead +- standard error at 8/16/32/64 slo
 +56.7+-1.3/+22.6+-1.1/+10.8+-1.0/+1.5+-0.4 %, dynamic +22.1+-3.3/+1.4+-0.4/+0.9+-0.5/
 +1.7+-0.4 %: 5 % from 64 (static) and 16 (dynamic), a quarter.""",
     },
-    "patterns_8x128_adapted_reps_buffered_pio": {
-        "target": "extoll_patterns",
-        "sets": [
-            "name=extoll_patterns_8x128_adapted_reps_buffered_pio",
-            "axes.pattern=null",
-            "workload.groups=8",
-            "workload.group_size=128",
-            *ADAPTED_REPS,
-            "repeat={count: 3, seed: 0}",
-            "base.variant=buffered-pio",
-        ],
-        "fingerprint": "336f90657f83006dbd8acde34ec42b5cab83370c44f57c7e39460f0ce061068f",
-        "minutes": 27,
-        "notes": """\
-8x128 as patterns_8x128_adapted_reps.yaml measures it, under the model variant buffered-pio
-(examples.MODEL_VARIANTS: a 100,000-packet NIC FIFO, 24-flit router buffers, its own fit;
-README: Calibration), to see whether the pattern reads as the paper's when the reference
-is the fastest run.
-Measured (27 minutes on 2 workers), overhead +- standard error at 8/16/32/64 slots: static
-+10.4+-0.2/+5.3+-0.5/-2.9+-0.2/-4.8+-1.0 %, dynamic +45.5+-6.9/-5.1+-0.5/-5.6+-0.6/-6.5+-0.7 %:
-5 % from 32 (static) and 16 (dynamic), but the larger mailboxes beat the reference again.""",
-    },
     "patterns_adapted": {
         "target": "extoll_patterns",
         "sets": [
@@ -221,10 +205,15 @@ Measured (27 minutes on 2 workers), overhead +- standard error at 8/16/32/64 slo
             "axes.pattern={zip: {workload.groups: [2, 4, 8], workload.group_size: [512, 256, 128]},"
             " labels: [2x512, 4x256, 8x128]}",
             "axes.slots_per_process=[8, 16, 32, 64]",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "265a5e76cb2b52e16297033a24c7070fbac357ed5d8ea6e461de36dc39471344",
+        "fingerprint": "4aedc77292ac6649a4f4f1aa7ef8377ffbadfb42f415a46a97af58bc7d7f5f69",
         "minutes": 58,
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 The concurrent-group patterns 2x512, 4x256 and 8x128 measured after the dynamic protocol has
 had time to move credits: 12 untimed alltoalls, then 2 timed ones (their mean). Eq. 6 moves
 few credits per monitoring point at first (max(credit slots + 1, difference div 2)), and a
@@ -253,10 +242,15 @@ run of this spec gives the same numbers.""",
             "axes.pattern={zip: {workload.groups: [1, 2, 4, 8], workload.group_size: [1024, 512,"
             " 256, 128]}, labels: [1x1024, 2x512, 4x256, 8x128]}",
             "axes.slots_per_process=[8, 16, 32, 64]",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "25fdce91ccdd398ed989b4a64b63d307e2ae7bafdf3ca5a5ff677629f3f7d545",
+        "fingerprint": "dcd3938bae6c496a0c84676281975de382f81aac56f5024156a108f0fe57ea2e",
         "minutes": 35,
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 The concurrent-group patterns of the Spanish version (seed 004: 1x1024, 2x512, 4x256, 8x128)
 alone, at 8, 16, 32 and 64 slots per process: the part of patterns.yaml that the dynamic-vs-
 static acceptance reads (36 runs, about 35 minutes on 2 workers). Target extoll_patterns
@@ -271,10 +265,15 @@ reads it with --from.""",
             " labels: [2x512, 4x256, 8x128]}",
             "axes.slots_per_process=[8, 16, 32, 64]",
             "repeat={count: 4, seed: 0}",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "f908f99f19ccce87cb42c6b56a1b75b96e811a87af75eae966bbf673445cada8",
+        "fingerprint": "d9d6b5c9556c81a4ec41e0541cfa36efefa9e2706629beedd3ffa680b56c32b2",
         "minutes": 26,
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 The concurrent-group patterns 2x512, 4x256 and 8x128 (seed 004) at 8, 16, 32 and 64 slots per
 process, each point 4 replicates: ranks start up to 2 us apart (workload.start_skew_ns),
 drawn from seeds 0-3, and extoll_patterns averages the replicates (mean / mean - 1) as the
@@ -287,10 +286,15 @@ paper averages repetitions. One run per point carries about 1-4 % of noise at th
         "sets": [
             "name=extoll_imb_credit5ns",
             "host.credit_ns=5.0",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "702ced9dda55255bad6dbac5cfc1eba0e28031f5d0db64c0cff4b13fd468abf4",
+        "fingerprint": "b918c69af50dfda310e76615c5294fc6b720c0e66dc40327fdc3c33a745c32fe",
         "minutes": 86,
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 Sensitivity of the IMB headline (Figures 20-23 and 27) to the one host cost the paper's
 reference runs cannot fit: the CPU time of a credit operation (a counter update and compare).
 The default is one network cycle (27.27 ns); here 5 ns, about ten cycles of the paper's
@@ -309,10 +313,15 @@ them sharing the machine with imb.yaml.""",
             "axes.slots_per_process=null",
             "axes.slots_per_process=[8, 16, 32, 64]",
             "workload.iterations=1000",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "3068fa6bf95d5fc4f8d58340d7e7fdd495e6f1ffa4e8af22a43acea76a880d21",
+        "fingerprint": "f5aba1d6da80b7a15c758aaab654f26941de44fb7d0271eda9f6411c87dc585d",
         "minutes": 10,
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 The rooted IMB collectives that are cheap to simulate (Reduce, Bcast), with IMB's 1000
 repetitions instead of imb.yaml's 10. IMB moves the root every repetition, so the binomial
 tree's upper edges are sender-receiver pairs used for the first time (an edge of distance 512
@@ -328,10 +337,15 @@ repetitions weigh those first uses far more than IMB's 1000 do. About 10 minutes
             "axes.case={zip: {workload.kind: [alltoall], workload.warmup: [1]},"
             " labels: [alltoall-1024]}",
             "axes.slots_per_process=[36, 38, 39, 40, 41, 42, 46, 49, 52, 57, 64, 76]",
+            "base.variant=fifo16",
         ],
-        "fingerprint": "a2aa2cfcc1bd2380d3fc9913fc158b19769faef51afd441031662a6f45fd6aba",
+        "fingerprint": "7bfb9063a5165cb5e9603a57da501a5128efec5a288ecce1b00c33519e92319e",
         "minutes": 50,
         "notes": """\
+[Measured before issue 24, in the model that is now the variant fifo16 (a 16-packet requester
+FIFO, posted writes ordered per rank) and with the start skew at the program start only: a
+rerun of this command has the fifo16 model but the skew of today (again before the timed
+part), so its replicates differ from the figures below.]
 Table 2 and Figure 6(b) alone (section 5.3): the static protocol's overhead for the alltoall of
 1024 ranks (2 KB, 4x4x4 mesh), credit slots 1-5, slots per process dense where the overhead
 drops (37 + credit slots: 38-42) and where Eq. 5 says it stabilizes (75, 57, 52, 50, 49).

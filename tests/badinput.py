@@ -362,7 +362,7 @@ def spec_cases() -> list[Case]:
         "base a list": _spec(base=["tiny"]), "base example a list": _spec(base={"example": ["tiny"]}),
         "base example unknown": _spec(base={"example": "tinyy"}),
         "base variant a list": _spec(base={"variant": ["a"]}),
-        "base variant unknown": _spec(base={"variant": "buffered_pio"}),
+        "base variant unknown": _spec(base={"variant": "fifo_16"}),
         "base unknown section": _spec(base={"protocl": {}}),
         "base section a list": _spec(base={"protocol": [1]}),
         "axes a list": _spec(axes=["protocol.name"]),

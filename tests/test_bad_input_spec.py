@@ -98,7 +98,7 @@ EXAMPLES = {
         ":1:8: base.example: got ['tiny']; allowed: the name of an example: ", None),
     "base.variant a list": (
         "base: {example: tiny, variant: [a]}\n", [],
-        ":1:23: base.variant: got ['a']; allowed: the name of a model variant: buffered-pio",
+        ":1:23: base.variant: got ['a']; allowed: the name of a model variant: fifo16",
         None),
     "an axis list over the limit": (
         TINY + "axes:\n  seed: [" + ", ".join(map(str, range(1001))) + "]\n",
@@ -521,11 +521,13 @@ def test_generated_bad_specs_are_refused_in_one_line(tmp_path, capsys):
 # ---- a failing point in a real sweep --------------------------------------------------------
 @pytest.mark.slow
 def test_a_failing_point_is_one_line_and_its_traceback_goes_to_the_log(tmp_path):
-    """Backpressure with 64 mailbox slots deadlocks (as in test_sweep_dask): the terminal shows
+    """Backpressure with 64 mailbox slots deadlocks with the 16-packet FIFO of the variant fifo16
+    (as in test_sweep_dask): the terminal shows
     the point's one-line error and the summary, no Dask "Compute Failed" dump and no
     traceback; OUT.errors.log holds the traceback and the point's config (loadable as it is)."""
     spec = tmp_path / "fail.yaml"
-    spec.write_text("name: fail\nbase: {example: tiny, protocol: {name: backpressure}}\n"
+    spec.write_text("name: fail\nbase: {example: tiny, variant: fifo16, "
+                    "protocol: {name: backpressure}}\n"
                     "axes:\n  protocol.mailbox_slots: [512, 64, 1024]\n")
     out = tmp_path / "f.zarr"
     run = subprocess.run([sys.executable, "-m", "extoll_vec.cli", "sweep", str(spec), "-o",

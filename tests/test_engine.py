@@ -85,7 +85,9 @@ def test_two_messages_keep_their_order_and_packets_are_sequenced():
 
 
 def test_full_mailbox_blocks_the_sender_and_loses_nothing():
-    cfg = program_cfg([2], 1, protocol={"name": "backpressure", "mailbox_slots": 8})
+    # a 16-packet FIFO: the 148 packets do not fit, so back-pressure reaches the sender's CPU
+    cfg = program_cfg([2], 1, protocol={"name": "backpressure", "mailbox_slots": 8},
+                      network={"nic_fifo_packets": 16})
     pb = ProgramBuilder(2)
     for _ in range(4):
         pb.isend(0, 1, 2048)

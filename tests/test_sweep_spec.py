@@ -124,11 +124,12 @@ def test_variable_axes_feed_derived_fields(tmp_path):
 
 def test_model_variant_replaces_the_defaults_it_names_and_sections_override_it(tmp_path):
     from extoll_vec.examples import MODEL_VARIANTS
-    sw = load_sweep(write(tmp_path, "base: {example: tiny, variant: buffered-pio, "
+    sw = load_sweep(write(tmp_path, "base: {example: tiny, variant: fifo16, "
                                     "network: {buffer_flits: 30}}\n"))
     cfg = sw.configs[0]
-    want = get_example("tiny").replace(**MODEL_VARIANTS["buffered-pio"])
-    assert cfg.network.nic_fifo_packets == 100_000 and cfg.host == want.host
+    want = get_example("tiny").replace(**MODEL_VARIANTS["fifo16"])
+    assert cfg.network.nic_fifo_packets == 16 and cfg.host == want.host
+    assert cfg.host != get_example("tiny").host and cfg.host.posted_writes == "rank"
     assert cfg.network.cycle_ns == want.network.cycle_ns
     assert cfg.network.buffer_flits == 30          # the spec's own section wins over the variant
     assert cfg.topology == want.topology and cfg.workload == want.workload
@@ -149,8 +150,8 @@ def test_no_axes_is_one_point(tmp_path):
      "protocol.mailbox_slots: got 64; allowed: 0 for protocol none"),
     ("base: {example: tiny, workload: {bytes: 3}}\n", ":1:", "workload.bytes: unknown key"),
     ("base: {example: nope}\n", ":1:", "unknown example 'nope'"),
-    ("base: {example: tiny, variant: buffered}\n", ":1:",
-     "unknown model variant 'buffered'; allowed: buffered-pio"),
+    ("base: {example: tiny, variant: fifo}\n", ":1:",
+     "unknown model variant 'fifo'; allowed: fifo16"),
     ("base: {example: tiny}\naxes:\n  c:\n    zip: {protocol.window: [1, 2], "
      "protocol.threshold: [1]}\n", ":4:5:", "zipped lists differ in length"),
     ("base: {example: tiny}\naxes:\n  protocol.window: [4, 4]\n", ":3:3:",

@@ -48,6 +48,7 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_LIMIC_PER_KB] = c(h.limic_ns_per_kb)
     p[D.P_LIMIC_ON] = int(m.limic)
     p[D.P_PROGRESS] = h.progress_packets
+    p[D.P_POSTED_NODE] = int(h.posted_writes == "node")
     p[D.P_EAGER] = m.eager_threshold
     p[D.P_MPI_HDR] = m.header_bytes
     p[D.P_VELO_PAYLOAD] = m.velo_payload
