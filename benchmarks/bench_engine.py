@@ -20,20 +20,24 @@ COLUMNS = ["run", "setup s", "run s", "simulated cycles", "cycles/s", "packet-ho
            "packets", "events/s"]
 
 
-def measure(name, cfg):
+def build_and_run(cfg):
+    """(batch, setup s, run s): one member built, then run to completion, wall-clock timed."""
     t0 = time.perf_counter()
     batch = Batch([cfg])
     t1 = time.perf_counter()
     batch.run()
-    t2 = time.perf_counter()
+    return batch, t1 - t0, time.perf_counter() - t1
+
+
+def measure(name, cfg):
+    batch, setup, wall = build_and_run(cfg)
     S = batch.S
-    wall = t2 - t1
     cycles = int(S.now[0])
     res = batch.results()
     hops, events = int(S.hops[0]), int(S.events[0])
-    row = [name, round(t1 - t0, 2), round(wall, 2), cycles, float(f"{cycles / wall:.3g}"),
+    row = [name, round(setup, 2), round(wall, 2), cycles, float(f"{cycles / wall:.3g}"),
            float(f"{hops / wall:.3g}"), int(S.delivered[0]), float(f"{events / wall:.3g}")]
-    print(f"{name:<16} setup {t1 - t0:6.2f} s  run {wall:7.2f} s  "
+    print(f"{name:<16} setup {setup:6.2f} s  run {wall:7.2f} s  "
           f"simulated {cycles:>11,} cycles = {res['exec_time_us'][0] if batch.configs[0].n_ranks else cycles * cfg.network.cycle_ns / 1000:10.1f} us  "
           f"{cycles / wall:10.3g} cycles/s  {int(S.hops[0]) / wall:10.3g} packet-hops/s  "
           f"{int(S.delivered[0]):>11,} packets  {int(S.events[0]) / wall:9.3g} events/s", flush=True)

@@ -51,7 +51,7 @@ def configs(args) -> dict:
 
 def one(args) -> None:
     """In a subprocess: check, build and run one configuration, print one JSON line."""
-    from extoll_vec.engine import Batch
+    from bench_engine import build_and_run
     from extoll_vec.engine.sizing import check_memory, estimate_parts
     from extoll_vec.errors import ConfigError
     cfg = configs(args)[args.one]
@@ -61,18 +61,14 @@ def one(args) -> None:
     except ConfigError as exc:
         print(json.dumps({"refused": str(exc), "estimate": sum(parts.values())}))
         return
-    t0 = time.perf_counter()
-    b = Batch([cfg])
-    t1 = time.perf_counter()
-    b.run()
-    t2 = time.perf_counter()
+    b, setup, run = build_and_run(cfg)
     S = b.S
     nr = S.rk_pc.shape[1]
     pairs = int(S.pair_ptr[0, -1]) if nr else 0
     state = sum(a.nbytes for a in S)
     per_pair = sum(a.nbytes for name, a in zip(S._fields, S) if name in ("fc", "ux_head",
                                                                            "ux_tail", "pair_peer"))
-    print(json.dumps({"setup": t1 - t0, "run": t2 - t1, "cycles": int(S.now[0]),
+    print(json.dumps({"setup": setup, "run": run, "cycles": int(S.now[0]),
                       "estimate": sum(parts.values()), "state": state, "ranks": nr,
                       "pairs": pairs, "pair_bytes": per_pair, "rss": peak_rss()}))
 

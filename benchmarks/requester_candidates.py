@@ -20,21 +20,17 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
+from bench_routing import mean_se
+from record import add_option, save
 
 from extoll_vec.analysis.extoll_common import measured_us
+from extoll_vec.cli import apply_sets
 from extoll_vec.engine import simulate
 from extoll_vec.errors import ConfigError
 from extoll_vec.examples import get_example
-from record import add_option, save
 
 CASES = (("static 16", "static", 16), ("static 64", "static", 64),
          ("dynamic 16", "dynamic", 16), ("dynamic 64", "dynamic", 64))
-
-
-def mean_se(x) -> tuple[float, float]:
-    x = np.asarray(x, float)
-    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
 
 
 def configs(base, seeds: int):
@@ -61,23 +57,19 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     add_option(ap)
     args = ap.parse_args()
-    more = {}
-    for kv in args.set:
-        k, _, v = kv.partition("=")
-        more[k] = int(v) if v.lstrip("-").isdigit() else v
     example = "alltoall-1024" if args.full else "alltoall-256"
     print(f"{example}, 2 KB, one warm-up alltoall, start skew {args.skew} ns, seeds 0-"
           f"{args.seeds - 1}, 2 credit slots; overhead vs the reference of the same seed, "
-          f"mean +- standard error; overrides {more or 'none'}", flush=True)
+          f"mean +- standard error; overrides {args.set or 'none'}", flush=True)
     head = ["FIFO", "reference us", "reference SE %"] + [c[0] for c in CASES]
     print(f"{head[0]:>6}{head[1]:>16}{head[2]:>16}" + "".join(f"{c:>18}" for c in head[3:]),
           flush=True)
     rows = []
     for fifo in (int(f) for f in args.fifo.split(",")):
         try:
-            base = get_example(example).replace(**{
+            base = apply_sets(get_example(example).replace(**{
                 "workload.warmup": 1, "workload.start_skew_ns": args.skew,
-                "network.nic_fifo_packets": fifo, **more})
+                "network.nic_fifo_packets": fifo}), args.set)
         except ConfigError as exc:
             ap.error(str(exc))
         runs = configs(base, args.seeds)

@@ -16,21 +16,19 @@ from .common import MARK_START
 from .program import Program, empty_program, with_start_delays
 
 
-def start_delays_ns(n_ranks: int, skew_ns: int, seed: int) -> np.ndarray:
+def start_delays_ns(n_ranks: int, skew_ns: int, seed: int, stream: int = 1) -> np.ndarray:
     """When each rank starts (workload.start_skew_ns), int64 [n_ranks] ns, uniform in
-    0..skew_ns, from numpy.random.Generator(PCG64([seed, 1])): a stream of its own (stream 0,
-    PCG64(seed), draws the synthetic permutations), fixed by the seed alone, so a point
+    0..skew_ns, from numpy.random.Generator(PCG64([seed, stream])): a stream of its own (stream
+    0, PCG64(seed), draws the synthetic permutations), fixed by the seed alone, so a point
     starts alike in any batch, on any worker."""
-    rng = np.random.Generator(np.random.PCG64([int(seed), 1]))
+    rng = np.random.Generator(np.random.PCG64([int(seed), int(stream)]))
     return rng.integers(0, int(skew_ns), size=int(n_ranks), endpoint=True)
 
 
 def timed_delays_ns(n_ranks: int, skew_ns: int, seed: int) -> np.ndarray:
-    """When each rank leaves the barrier before its timed part (MARK_START), int64 [n_ranks]
-    ns after the others could, uniform in 0..skew_ns, from PCG64([seed, 2]): a stream apart from
-    the start delays', so the two skews are independent."""
-    rng = np.random.Generator(np.random.PCG64([int(seed), 2]))
-    return rng.integers(0, int(skew_ns), size=int(n_ranks), endpoint=True)
+    """When each rank leaves the barrier before its timed part (MARK_START), late by as much
+    as start_delays_ns draws, from stream 2: independent of the start delays."""
+    return start_delays_ns(n_ranks, skew_ns, seed, stream=2)
 
 
 def skewed(prog: Program, cfg: RunConfig) -> Program:

@@ -96,6 +96,14 @@ def _to_int32(arr, what: str) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int32)
 
 
+def _per_rank_ns(values, n: int, what: str) -> np.ndarray:
+    """int32 [n] of values >= 0 (one per rank), else ValueError naming `what`."""
+    arr = _to_int32(values, what)
+    if arr.shape != (n,) or (n and arr.min() < 0):
+        raise ValueError(f"{what}: {n} values >= 0 required, got shape {arr.shape}")
+    return arr
+
+
 def with_start_delays(prog: Program, delays_ns: np.ndarray,
                       timed_ns: np.ndarray | None = None, mark: int = 0) -> Program:
     """prog with every rank's program preceded by OP_COMPUTE of delays_ns[rank] ns (the rank
@@ -104,19 +112,14 @@ def with_start_delays(prog: Program, delays_ns: np.ndarray,
     its timed part that late). Rows are copied rank by rank, so ranks that shared rows get
     their own."""
     n = prog.n_ranks
-    delays = _to_int32(delays_ns, "start delays")
-    if delays.shape != (n,) or (n and delays.min() < 0):
-        raise ValueError(f"start delays: {n} values >= 0 required, got shape {delays.shape}")
+    delays = _per_rank_ns(delays_ns, n, "start delays")
     start = prog.start.astype(np.int64)
     ends = np.flatnonzero(prog.ops[:, 0] == OP_END)
     end = ends[np.searchsorted(ends, start)]                      # each rank's OP_END row
     # where the second delay goes, as an index into the old rows (-1: none for this rank)
     at = np.full(n, -1, np.int64)
     if timed_ns is not None:
-        timed = _to_int32(timed_ns, "timed-part delays")
-        if timed.shape != (n,) or (n and timed.min() < 0):
-            raise ValueError(f"timed-part delays: {n} values >= 0 required, got shape "
-                             f"{timed.shape}")
+        timed = _per_rank_ns(timed_ns, n, "timed-part delays")
         marks = np.flatnonzero((prog.ops[:, 0] == OP_MARK) & (prog.ops[:, 1] == mark))
         if marks.size:
             k = np.minimum(np.searchsorted(marks, start), marks.size - 1)
