@@ -3,6 +3,7 @@
     python benchmarks/reference_minimum.py            # alltoall-256 (4x4 mesh), about a minute
     python benchmarks/reference_minimum.py --full     # alltoall-1024 (4x4x4), about 15 minutes
     python benchmarks/reference_minimum.py --variant fifo16   # under a model variant
+    python benchmarks/reference_minimum.py --set network.buffer_flits=20   # a changed model
 
 The EXTOLL paper measures every overhead against "a minimum reference execution time when no
 flow control is used" (section 5.3): flow control may only cost. This prints, for the alltoall
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 
 from extoll_vec.analysis.extoll_common import measured_us
+from extoll_vec.cli import apply_sets
 from extoll_vec.engine import simulate
 from extoll_vec.errors import ConfigError
 from extoll_vec.examples import get_example, variant_overrides
@@ -51,19 +53,23 @@ def cases(n: int) -> list[tuple[str, dict]]:
 
 
 def add_example_options(ap: argparse.ArgumentParser) -> None:
-    """--full and --variant, read by example_config (also nic_fifo_depth.py)."""
+    """--full, --variant and --set, read by example_config (also nic_fifo_depth.py)."""
     ap.add_argument("--full", action="store_true", help="alltoall-1024 instead of alltoall-256")
     ap.add_argument("--variant", default="", metavar="NAME",
                     help="run every case under this model variant (examples.MODEL_VARIANTS)")
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
+                    help="change the model for every case, after --variant (repeatable)")
 
 
 def example_config(ap: argparse.ArgumentParser, args, **more):
     """alltoall-256 (or -1024 with --full), one untimed alltoall before the timed one, under
-    --variant and then `more` (dotted overrides); a bad variant or value exits through ap."""
+    --variant, --set and then `more` (dotted overrides); a bad variant or value exits through
+    ap."""
     try:
         over = variant_overrides(args.variant) if args.variant else {}
-        return get_example("alltoall-1024" if args.full else "alltoall-256").replace(
-            **{"workload.warmup": 1, **over, **more})
+        cfg = get_example("alltoall-1024" if args.full else "alltoall-256").replace(
+            **{"workload.warmup": 1, **over})
+        return apply_sets(cfg, args.set).replace(**more)
     except ConfigError as exc:
         ap.error(str(exc))
 
@@ -75,7 +81,8 @@ def main() -> None:
     args = ap.parse_args()
     base = example_config(ap, args)
     print(f"{'alltoall-1024' if args.full else 'alltoall-256'}, 2 KB, one timed alltoall after "
-          f"a warm-up one, model {args.variant or 'calibrated defaults'}", flush=True)
+          f"a warm-up one, model {args.variant or 'calibrated defaults'}"
+          f"{', ' + ', '.join(args.set) if args.set else ''}", flush=True)
     print(f"{'case':<28}{'time us':>12}{'vs none':>10}{'busiest link':>14}", flush=True)
     ref = {}
     rows = []

@@ -311,16 +311,18 @@ class TopologyConfig(_Section):
 class NetworkConfig(_Section):
     """Links, routers and NICs. One cycle is one flit time on a link. cycle_ns (and with it the
     link rate and the hop latency) is fitted to the EXTOLL paper's reference times
-    (analysis/calibration.py: 540 MB/s links, 355 ns per hop)."""
+    (analysis/calibration.py: 542 MB/s links, 354 ns per hop)."""
     # length of one cycle (one flit on a link): fitted
-    cycle_ns: float = _num(29.61, CYCLE_NS_MIN, CYCLE_NS_MAX, "nanoseconds", "cycle length")
+    cycle_ns: float = _num(29.54, CYCLE_NS_MIN, CYCLE_NS_MAX, "nanoseconds", "cycle length")
     flit_bytes: int = _int(16, 1, BYTES_MAX, "bytes")          # link width x cycle
     packet_header_bytes: int = _int(8, 0, BYTES_MAX, "bytes")  # network header on every packet
     link_latency: int = _int(4, 1, HOP_CYCLES_MAX, "cycles")   # cycles a flit needs on a link
     # router pipeline cycles before a head can be switched
     router_delay: int = _int(8, 0, HOP_CYCLES_MAX, "cycles")
     vcs: int = _int(2, 1, MAX_VCS, "virtual channels per port")
-    buffer_flits: int = _int(40, 1, unit="flits")   # input buffer per port and VC
+    # input buffer per port and VC: 20 flits, the network-side choice of the fit in which the
+    # reference run is the fastest (docs/calibration.md, "The router buffers")
+    buffer_flits: int = _int(20, 1, unit="flits")
     # the NIC's requester FIFO (PIO writes of packets): 256 packets, 16 KB of on-chip RAM
     # (docs/calibration.md, "The requester model")
     nic_fifo_packets: int = _int(256, 1, unit="packets")
@@ -391,17 +393,17 @@ def _cost(default: float):
 class HostConfig(_Section):
     """CPU costs in nanoseconds (converted once to cycles by the engine). Fitted together with
     network.cycle_ns to the EXTOLL paper's reference times, keeping their ratios
-    (analysis/calibration.py): 8, 10, 19, 125 and 31 cycles of 29.61 ns; credit_ns is not
+    (analysis/calibration.py): 8, 10, 19, 125 and 31 cycles of 29.54 ns; credit_ns is not
     fitted (the reference runs have no flow control)."""
-    pio_ns: float = _cost(236.88)        # write one VELO packet to the NIC (PIO)
-    retrieve_ns: float = _cost(296.1)    # poll, copy and release one mailbox slot
-    match_ns: float = _cost(562.59)      # MPI matching / bookkeeping per message
+    pio_ns: float = _cost(236.32)        # write one VELO packet to the NIC (PIO)
+    retrieve_ns: float = _cost(295.4)    # poll, copy and release one mailbox slot
+    match_ns: float = _cost(561.26)      # MPI matching / bookkeeping per message
     # one flow-control credit operation: not fitted (no credits in the reference runs); one
     # cycle. Unlike the other costs it is not rounded up to whole cycles
     # (dtypes.CREDIT_FRAC_BITS)
-    credit_ns: float = _cost(29.61)
-    limic_ns: float = _cost(3701.25)     # LiMIC fixed cost per intra-node message
-    limic_ns_per_kb: float = _cost(917.91)
+    credit_ns: float = _cost(29.54)
+    limic_ns: float = _cost(3692.5)      # LiMIC fixed cost per intra-node message
+    limic_ns_per_kb: float = _cost(915.74)
     # mailbox packets the MPI progress engine takes per MPI call
     progress_packets: int = _int(64, 0, unit="packets")
     # the order of the posted writes a node's CPUs send to its NIC. "rank": only PIO writes of

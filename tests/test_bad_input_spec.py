@@ -98,7 +98,7 @@ EXAMPLES = {
         ":1:8: base.example: got ['tiny']; allowed: the name of an example: ", None),
     "base.variant a list": (
         "base: {example: tiny, variant: [a]}\n", [],
-        ":1:23: base.variant: got ['a']; allowed: the name of a model variant: fifo16",
+        ":1:23: base.variant: got ['a']; allowed: the name of a model variant: fifo16, buffers40",
         None),
     "an axis list over the limit": (
         TINY + "axes:\n  seed: [" + ", ".join(map(str, range(1001))) + "]\n",

@@ -36,7 +36,7 @@ def test_one_packet_arrives_at_closed_form_time(hops, nbytes):
     """k routers, k+1 links, L-1 cycles of serialization (network.py docstring)."""
     lat, rd, flit = 3, 5, 8
     cfg = program_cfg([6], 1, network={"link_latency": lat, "router_delay": rd, "flit_bytes": flit,
-                                       "cycle_ns": 1.0}, host=ZERO_HOST)
+                                       "buffer_flits": 40, "cycle_ns": 1.0}, host=ZERO_HOST)
     pb = ProgramBuilder(6)
     pb.send(0, hops, nbytes)
     pb.recv(hops, 0, nbytes)

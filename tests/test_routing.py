@@ -23,7 +23,9 @@ TABLE_TOPOLOGIES = [dict(kind="mesh", dims=(4, 4, 4)), dict(kind="mesh", dims=(5
 
 
 def synth(routing="table", kind="uniform", topo=DF, vcs=4, **over):
-    d = {"topology": dict(topo), "network": {"routing": routing, "vcs": vcs},
+    # 40-flit buffers, not the EXTOLL default of 20: the adaptive routings compare queues
+    # against a 30-flit threshold (seed 001), which needs room to build queues beyond it
+    d = {"topology": dict(topo), "network": {"routing": routing, "vcs": vcs, "buffer_flits": 40},
          "workload": {"kind": kind, "injection_rate": 1.0, "packet_flits": 4,
                       "warmup_cycles": 500, "measure_cycles": 1500, "drain_cycles": 0}}
     for key, v in over.items():
@@ -169,7 +171,7 @@ def test_local_and_global_latency_closed_form(local, glob):
     n = topo.n_nodes
     cfg = from_dict({"topology": topo_d, "mpi": {"ranks_per_node": 1},
                      "network": {"link_latency": lat, "router_delay": rd, "flit_bytes": flit,
-                                 "cycle_ns": 1.0},
+                                 "buffer_flits": 40, "cycle_ns": 1.0},
                      "host": {"pio_ns": 0.0, "retrieve_ns": 0.0, "match_ns": 0.0,
                               "credit_ns": 0.0, "limic_ns": 0.0, "limic_ns_per_kb": 0.0},
                      "workload": {"kind": "program", "ranks": n}})

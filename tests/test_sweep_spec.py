@@ -151,7 +151,7 @@ def test_no_axes_is_one_point(tmp_path):
     ("base: {example: tiny, workload: {bytes: 3}}\n", ":1:", "workload.bytes: unknown key"),
     ("base: {example: nope}\n", ":1:", "unknown example 'nope'"),
     ("base: {example: tiny, variant: fifo}\n", ":1:",
-     "unknown model variant 'fifo'; allowed: fifo16"),
+     "unknown model variant 'fifo'; allowed: fifo16, buffers40"),
     ("base: {example: tiny}\naxes:\n  c:\n    zip: {protocol.window: [1, 2], "
      "protocol.threshold: [1]}\n", ":4:5:", "zipped lists differ in length"),
     ("base: {example: tiny}\naxes:\n  protocol.window: [4, 4]\n", ":3:3:",
