@@ -320,8 +320,9 @@ class NetworkConfig(_Section):
     # router pipeline cycles before a head can be switched
     router_delay: int = _int(8, 0, HOP_CYCLES_MAX, "cycles")
     vcs: int = _int(2, 1, MAX_VCS, "virtual channels per port")
-    # input buffer per port and VC: 20 flits, the network-side choice of the fit in which the
-    # reference run is the fastest (docs/calibration.md, "The router buffers")
+    # input buffer per port and VC. Unpublished for EXTOLL: 20 flits is the size, of those
+    # refitted, at which the reference alltoall-256 is the fastest single run (docs/calibration.md,
+    # "The router buffers")
     buffer_flits: int = _int(20, 1, unit="flits")
     # the NIC's requester FIFO (PIO writes of packets): 256 packets, 16 KB of on-chip RAM
     # (docs/calibration.md, "The requester model")
