@@ -5,6 +5,11 @@ needs for a 3 % average overhead (paper: 64 static vs 16 dynamic, 4x).
 The table is Figure 27: per protocol and buffer size, the average overhead over the benchmarks
 (without Scatterv, Reduce_scatter and Gatherv, which the paper leaves out as abnormal, 7.4.1).
 With --out, ``extoll_imb_benchmarks.csv`` holds every benchmark's time (Figures 20-23).
+Replicates (seeds with workload.start_skew_ns) give every overhead a standard error; the
+average's is the benchmarks' combined (independent runs): sqrt(sum se^2) / n. The notes check
+that the reference is the lower bound (no benchmark below 0 by more than two standard errors,
+section 7.4) and the Spanish version's claim (seed 004, section 4: at the smallest buffer the
+average overhead is under 2 % with dynamic and over 15 % with static flow control).
 """
 from __future__ import annotations
 
@@ -18,12 +23,13 @@ from .extoll_common import (FC_POINTS, Points, completed, figure, overheads, req
                             slots_per_process, write_outputs)
 from .registry import Table, target
 
-COLUMNS = ["protocol", "slots_per_process", "avg_overhead_pct", "benchmarks",
-           "max_overhead_pct", "worst_benchmark"]
+COLUMNS = ["protocol", "slots_per_process", "avg_overhead_pct", "avg_overhead_se_pct",
+           "benchmarks", "max_overhead_pct", "worst_benchmark"]
 BENCH_COLUMNS = ["benchmark", "protocol", "slots_per_process", "time_us", "reference_us",
-                 "overhead_pct"]
+                 "overhead_pct", "overhead_se_pct", "replicates"]
 ABNORMAL = ("Scatterv", "Reduce_scatter", "Gatherv")
 HEADLINE_PCT = 3.0
+SEED004_PCT = (2.0, 15.0)   # dynamic under, static over (seed 004, section 4)
 
 
 def crossing(points: list[tuple[float, float]], limit: float) -> float | None:
@@ -43,6 +49,37 @@ def crossing(points: list[tuple[float, float]], limit: float) -> float | None:
     return float(2 ** (math.log2(s0) + f * (math.log2(s1) - math.log2(s0))))
 
 
+def lower_bound_note(per: list[list]) -> str:
+    """Whether the reference is the lower bound: benchmarks (abnormal ones included) whose
+    overhead is below 0 by more than two standard errors."""
+    with_se = [r for r in per if not math.isnan(r[6])]
+    if not with_se:
+        return "reference as lower bound: one run per point, no standard error to judge by"
+    below = [f"{r[0]} {r[1]} {r[2]:g} ({r[5]:+.1f} +- {r[6]:.1f} %)" for r in with_se
+             if r[5] + 2 * r[6] < 0]
+    reps = min(r[7] for r in with_se)
+    return (f"reference as lower bound ({reps}+ replicates per point): "
+            + (f"{len(below)} of {len(with_se)} overheads below 0 by more than 2 SE: "
+               + "; ".join(below) if below else
+               f"every one of {len(with_se)} overheads >= 0 within 2 SE"))
+
+
+def seed004_note(rows: list[list]) -> str:
+    """Seed 004's claim: average overhead under 2 % (dynamic) and over 15 % (static) at the
+    smallest buffer; the slots per process at which both hold."""
+    avg = {(r[0], r[1]): r[2] for r in rows}
+    sizes = sorted({s for _, s in avg if ("static", s) in avg and ("dynamic", s) in avg})
+    lo, hi = SEED004_PCT
+    holds = [s for s in sizes if avg[("dynamic", s)] < lo and avg[("static", s)] > hi]
+    if not sizes:
+        return "seed 004 claim: needs both protocols at one buffer size"
+    s0 = sizes[0]
+    return (f"seed 004 claim (dynamic < {lo:g} %, static > {hi:g} % at the smallest buffer): "
+            f"at {s0:g} slots per process dynamic {avg[('dynamic', s0)]:.1f} %, static "
+            f"{avg[('static', s0)]:.1f} %; holds at "
+            + (", ".join(f"{s:g}" for s in holds) if holds else "no measured size"))
+
+
 @target("extoll_imb", "EXTOLL Figures 20-23 and 27: Intel MPI Benchmarks, 1024 ranks, 2 KB, "
         "average overhead vs slots per process, static vs dynamic (headline: slots for 3 %)",
         sweep=True, needs=Points(CREDIT_PROTOCOLS, ("imb",)))
@@ -51,7 +88,8 @@ def extoll_imb(ds, out_dir=None) -> Table:
     per = []
     for p in overheads(ds):
         per.append([p.cfg.workload.benchmark, p.cfg.protocol.name, slots_per_process(p.cfg),
-                    p.time_us, p.ref_us, p.overhead_pct])
+                    p.time_us, p.ref_us, p.overhead_pct, p.overhead_se_pct,
+                    min(p.reps, p.ref_reps)])
     per.sort(key=lambda r: (r[0], r[1], r[2]))
     require(ds, any(r[0] not in ABNORMAL for r in per), "extoll_imb",
             FC_POINTS + " (benchmarks other than " + ", ".join(ABNORMAL) + ")")
@@ -62,7 +100,9 @@ def extoll_imb(ds, out_dir=None) -> Table:
     rows = []
     for (proto, s), rs in sorted(groups.items()):
         worst = max(rs, key=lambda r: r[5])
-        rows.append([proto, s, float(np.mean([r[5] for r in rs])), len(rs), worst[5], worst[0]])
+        se = float(np.sqrt(np.sum(np.square([r[6] for r in rs])))) / len(rs)
+        rows.append([proto, s, float(np.mean([r[5] for r in rs])), se, len(rs), worst[5],
+                     worst[0]])
     need = {proto: crossing([(r[1], r[2]) for r in rows if r[0] == proto], HEADLINE_PCT)
             for proto in CREDIT_PROTOCOLS}
     st, dy = need["static"], need["dynamic"]
@@ -71,18 +111,21 @@ def extoll_imb(ds, out_dir=None) -> Table:
              f"{st if st is None else round(st, 1)}, dynamic {dy if dy is None else round(dy, 1)}"
              f", ratio {ratio} (paper: 64 vs 16, 4x)",
              f"average over {len(set(r[0] for r in per) - set(ABNORMAL))} benchmarks; left out "
-             f"as in the paper's Figure 27: {', '.join(ABNORMAL)}"]
+             f"as in the paper's Figure 27: {', '.join(ABNORMAL)}",
+             lower_bound_note(per), seed004_note(rows)]
     table = Table(f"extoll_imb: average IMB overhead, {len(rows)} points", COLUMNS, rows, notes)
     if out_dir is not None:
         fig, axes = figure(2, 1, width=6.0, height=4.0)
         a, b = axes[0]
         for proto, style in zip(CREDIT_PROTOCOLS, ("o-", "s-")):
-            pts = sorted((r[1], r[2]) for r in rows if r[0] == proto)
-            a.plot([x for x, _ in pts], [y for _, y in pts], style, label=proto)
+            pts = sorted((r[1], r[2], r[3]) for r in rows if r[0] == proto)
+            a.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                       yerr=[2 * p[2] if not math.isnan(p[2]) else 0.0 for p in pts],
+                       fmt=style, capsize=3, label=proto)
         a.axhline(HEADLINE_PCT, color="gray", linewidth=0.6)
         a.set_xscale("log", base=2)
         a.set_xlabel("slots per process")
-        a.set_ylabel("average overhead (%)")
+        a.set_ylabel("average overhead (%), +- 2 SE")
         a.set_title("IMB average overhead (Figure 27)")
         a.legend()
         benches = sorted({r[0] for r in per})

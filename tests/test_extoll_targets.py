@@ -151,8 +151,13 @@ def test_extoll_imb(out):
     assert set(rows[0]) >= {"protocol", "slots_per_process", "avg_overhead_pct"}
     assert len(rows) == 2 * 4 and all(r["benchmarks"] == "14" for r in rows)
     finite(rows, "avg_overhead_pct")
+    # one run per point at --quick: no standard error, and the notes say so rather than judge
+    assert all(r["avg_overhead_se_pct"] == "nan" for r in rows)
+    notes = (out / "extoll_imb.notes.txt").read_text()
+    assert "no standard error to judge by" in notes and "seed 004 claim" in notes
     with open(out / "extoll_imb_benchmarks.csv", newline="") as fh:
-        assert len(list(csv.DictReader(fh))) == 17 * 2 * 4
+        per = list(csv.DictReader(fh))
+    assert len(per) == 17 * 2 * 4 and {r["replicates"] for r in per} == {"1"}
 
 
 def test_a_target_without_out_or_from_is_refused(capsys):
