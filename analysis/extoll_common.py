@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,21 @@ def overheads(ds) -> list[Point]:
         if c.protocol.name != "none" and ref:
             out.append(Point(idx, c, tuple(times[i] for i in idx), tuple(ref.values())))
     return out
+
+
+def below_reference(points: list[tuple[str, float, float, int]]) -> str:
+    """The paper's reference runs are the lower bound of the execution time (sections 5.3 and
+    7.4): of (name, overhead %, its standard error, replicates) per point, those below 0 by more
+    than two standard errors, as a sentence. Points without a standard error are not judged."""
+    judged = [p for p in points if not math.isnan(p[2])]
+    if not judged:
+        return "reference as lower bound: one run per point, no standard error to judge by"
+    below = [f"{n} ({o:+.1f} +- {se:.1f} %)" for n, o, se, _ in judged if o + 2 * se < 0]
+    head = f"reference as lower bound ({min(p[3] for p in judged)}+ replicates per point): "
+    if not below:
+        return head + f"every one of {len(judged)} overheads >= 0 within 2 SE"
+    return head + (f"{len(below)} of {len(judged)} overheads below 0 by more than 2 SE: "
+                   + "; ".join(below))
 
 
 def rank_mean(v, i: int) -> float:

@@ -13,8 +13,8 @@ from ..config import RunConfig
 from ..protocols import extoll_dynamic as ed
 from ..protocols import extoll_static as es
 from ..protocols.catalogue import CREDIT_PROTOCOLS
-from .extoll_common import (Points, case_labels, completed, configs, delayed_pct, figure,
-                            overheads, require, slots_per_process,
+from .extoll_common import (Points, below_reference, case_labels, completed, configs,
+                            delayed_pct, figure, overheads, require, slots_per_process,
                             write_outputs)
 from .registry import Table, target
 
@@ -71,6 +71,17 @@ def eq4_slots(cfg: RunConfig) -> float:
     return ed.stabilizing_slots(cfg.n_ranks, active, p.credit_slots, k) if active else float("nan")
 
 
+def gap(rows: list[list], pattern: str) -> str:
+    """Dynamic minus static overhead at the buffer sizes both ran (Figure 15's 1x1024: the
+    dynamic protocol close to the static one when every sender is active), as a range."""
+    over = {(r[1], r[2]): r[3] for r in rows if r[0] == pattern}
+    d = [over[("dynamic", s)] - over[("static", s)] for p, s in over
+         if p == "dynamic" and ("static", s) in over]
+    if not d:
+        return "dynamic - static: no common buffer size"
+    return f"dynamic - static {min(d):+.1f} to {max(d):+.1f} points"
+
+
 @target("extoll_patterns", "EXTOLL Figures 10 and 15: static vs dynamic overhead for alltoall "
         "patterns (1x1024, 512/256/128 + barrier, 2x512, 4x256, 8x128) vs slots per process",
         sweep=True, needs=Points(CREDIT_PROTOCOLS, ("alltoall",)))
@@ -106,7 +117,10 @@ def extoll_patterns(ds, out_dir=None) -> Table:
                      f"{ratio}{spread}; delayed sends <= {FIVE_PCT:g} % (timed part) from "
                      f"{reach(pattern, 'static', calm)} (static), "
                      f"{reach(pattern, 'dynamic', calm)} (dynamic)"
-                     + (f"; Eq. 4 bound: {eq4}" if eq4 else ""))
+                     + (f"; Eq. 4 bound: {eq4}" if eq4 else "")
+                     + f"; {gap(rows, pattern)}"
+                     + ("; " + below_reference([(f"{r[1]} {r[2]:g}", r[3], r[SE_COL], r[6])
+                                                for r in rows if r[0] == pattern]) if se else ""))
     notes.append("delayed_pct: sends that waited for credits, % of the messages, in the timed "
                  "part (warm-ups excluded); overhead_se_pct: standard error of overhead_pct from the replicates' spread "
                  "(NaN: one run per point); eq4_slots: below it some sender of the pattern "

@@ -19,8 +19,8 @@ from collections import defaultdict
 import numpy as np
 
 from ..protocols.catalogue import CREDIT_PROTOCOLS
-from .extoll_common import (FC_POINTS, Points, completed, figure, overheads, require,
-                            slots_per_process, write_outputs)
+from .extoll_common import (FC_POINTS, Points, below_reference, completed, figure,
+                            overheads, require, slots_per_process, write_outputs)
 from .registry import Table, target
 
 COLUMNS = ["protocol", "slots_per_process", "avg_overhead_pct", "avg_overhead_se_pct",
@@ -47,21 +47,6 @@ def crossing(points: list[tuple[float, float]], limit: float) -> float | None:
     (s0, o0), (s1, o1) = pts[k - 1], pts[k]
     f = (o0 - limit) / (o0 - o1)
     return float(2 ** (math.log2(s0) + f * (math.log2(s1) - math.log2(s0))))
-
-
-def lower_bound_note(per: list[list]) -> str:
-    """Whether the reference is the lower bound: benchmarks (abnormal ones included) whose
-    overhead is below 0 by more than two standard errors."""
-    with_se = [r for r in per if not math.isnan(r[6])]
-    if not with_se:
-        return "reference as lower bound: one run per point, no standard error to judge by"
-    below = [f"{r[0]} {r[1]} {r[2]:g} ({r[5]:+.1f} +- {r[6]:.1f} %)" for r in with_se
-             if r[5] + 2 * r[6] < 0]
-    reps = min(r[7] for r in with_se)
-    return (f"reference as lower bound ({reps}+ replicates per point): "
-            + (f"{len(below)} of {len(with_se)} overheads below 0 by more than 2 SE: "
-               + "; ".join(below) if below else
-               f"every one of {len(with_se)} overheads >= 0 within 2 SE"))
 
 
 def seed004_note(rows: list[list]) -> str:
@@ -112,7 +97,8 @@ def extoll_imb(ds, out_dir=None) -> Table:
              f", ratio {ratio} (paper: 64 vs 16, 4x)",
              f"average over {len(set(r[0] for r in per) - set(ABNORMAL))} benchmarks; left out "
              f"as in the paper's Figure 27: {', '.join(ABNORMAL)}",
-             lower_bound_note(per), seed004_note(rows)]
+             below_reference([(f"{r[0]} {r[1]} {r[2]:g}", r[5], r[6], r[7]) for r in per]),
+             seed004_note(rows)]
     table = Table(f"extoll_imb: average IMB overhead, {len(rows)} points", COLUMNS, rows, notes)
     if out_dir is not None:
         fig, axes = figure(2, 1, width=6.0, height=4.0)

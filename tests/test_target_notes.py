@@ -1,0 +1,43 @@
+"""The EXTOLL targets' judgements on synthetic rows: the reference as lower bound within two
+standard errors (sections 5.3 and 7.4), the seed-004 IMB claim (under 2 % dynamic, over 15 %
+static) and Figure 15's dynamic-minus-static gap."""
+from __future__ import annotations
+
+import math
+
+from extoll_vec.analysis.extoll_common import below_reference
+from extoll_vec.analysis.extoll_dynamic import gap
+from extoll_vec.analysis.extoll_imb import seed004_note
+
+NAN = math.nan
+
+
+def test_a_negative_overhead_within_two_se_passes_and_beyond_is_named():
+    assert "every one of 2 overheads >= 0 within 2 SE" in below_reference(
+        [("Reduce dynamic 16", -1.9, 1.0, 4), ("Bcast dynamic 16", 3.0, 0.5, 4)])
+    note = below_reference([("Bcast static 8", -2.1, 1.0, 4), ("Reduce static 8", 3.0, 0.5, 5)])
+    assert "1 of 2 overheads below 0 by more than 2 SE: Bcast static 8 (-2.1 +- 1.0 %)" in note
+    assert "(4+ replicates per point)" in note
+
+
+def test_single_runs_are_not_judged():
+    assert "no standard error" in below_reference([("Bcast static 8", -30.0, NAN, 1)])
+
+
+def rows(static, dynamic):
+    return ([["static", s, v, NAN, 14, v, "Bcast"] for s, v in static.items()]
+            + [["dynamic", s, v, NAN, 14, v, "Bcast"] for s, v in dynamic.items()])
+
+
+def test_seed004_claim_names_the_sizes_where_both_hold():
+    note = seed004_note(rows({8: 30.0, 16: 16.0, 32: 4.0}, {8: 2.5, 16: 1.5, 32: 1.0}))
+    assert "at 8 slots per process dynamic 2.5 %, static 30.0 %; holds at 16" in note
+    assert seed004_note(rows({8: 10.0}, {8: 1.0})).endswith("holds at no measured size")
+
+
+def test_gap_is_dynamic_minus_static_where_both_ran():
+    pts = [["1x1024", "static", 8, 10.0], ["1x1024", "dynamic", 8, 11.5],
+           ["1x1024", "static", 16, 4.0], ["1x1024", "dynamic", 16, 3.0],
+           ["1x1024", "dynamic", 32, 9.0], ["2x512", "static", 8, 50.0]]
+    assert gap(pts, "1x1024") == "dynamic - static -1.0 to +1.5 points"
+    assert gap(pts, "2x512") == "dynamic - static: no common buffer size"
