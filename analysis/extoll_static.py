@@ -14,6 +14,7 @@ samples only the counts two messages reach, so its break-even can be well below 
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import numpy as np
@@ -27,10 +28,12 @@ from .extoll_common import (FC_POINTS, Points, case_labels, completed, configs, 
 from .registry import Table, target
 
 STATIC_COLUMNS = ["case", "credit_slots", "slots_per_process", "overhead_pct", "delayed_pct",
-                  "reference_us", "time_us", "predicted_stall_free", "run_delayed_pct"]
+                  "reference_us", "time_us", "predicted_stall_free", "run_delayed_pct",
+                  "overhead_se_pct", "replicates"]
 TABLE2_COLUMNS = ["credit_slots", "stabilizing_slots", "eq5_slots", "drop_slots",
                   "eq37_drop_slots", "paper_slots", "case", "delayed_drop_slots",
-                  "break_even_slots", "predicted_break_even_slots", "dense_break_even_slots"]
+                  "break_even_slots", "predicted_break_even_slots", "dense_break_even_slots",
+                  "flat_from_eq5"]
 PIGGY_COLUMNS = ["slots_per_process", "overhead_pct", "overhead_pct_piggyback",
                  "credit_packets", "credit_packets_piggyback", "credit_packet_reduction_pct",
                  "piggybacked_packets"]
@@ -64,8 +67,9 @@ def static_rows(ds) -> list[list]:
     rows = []
     for p in overheads(ds):
         rows.append([labels[p.index], p.cfg.protocol.credit_slots, slots_per_process(p.cfg),
-                     p.overhead_pct, delayed_pct(ds, p.index), p.ref_us, p.time_us,
-                     predicted_stall_free(p.cfg), run_delayed_pct(ds, p.index)])
+                     p.overhead_pct, p.mean(lambda i: delayed_pct(ds, i)), p.ref_us, p.time_us,
+                     predicted_stall_free(p.cfg), p.mean(lambda i: run_delayed_pct(ds, i)),
+                     p.overhead_se_pct, min(p.reps, p.ref_reps)])
     order = {c: k for k, c in enumerate(dict.fromkeys(labels))}
     rows.sort(key=lambda r: (order[r[0]], r[1], r[2]))
     return rows
@@ -136,6 +140,18 @@ def _stabilizing(pts: list[list]) -> tuple[float, float]:
     return _break_even(list(zip(s, np.abs(o - o[-1]) <= tol))), drop
 
 
+def _flat_from(curve: list[list], start: float) -> bool | None:
+    """Whether a curve's overhead is flat from buffer `start` on: every point within two
+    standard errors (combined) of the largest buffer's (section 5.3: 'from this buffer size on
+    the overhead is stable'). None with one run per point (no standard error to judge by) or
+    no point from `start` on."""
+    pts = [r for r in curve if r[2] >= start]
+    if not pts or any(math.isnan(r[9]) for r in pts):
+        return None
+    last = pts[-1]
+    return all(abs(r[3] - last[3]) <= 2 * math.hypot(r[9], last[9]) for r in pts)
+
+
 @target("extoll_table2", "EXTOLL Table 2: receive buffer at which the static overhead of the "
         "largest alltoall stabilizes, per credit slots, beside Eq. 5",
         sweep=True, needs=Points(("static",), ("alltoall",)))
@@ -156,7 +172,8 @@ def extoll_table2(ds, out_dir=None) -> Table:
                      _largest_fall([[r[2], r[8]] for r in curve]),
                      _break_even([(r[2], r[8] == 0) for r in curve]),
                      _break_even([(r[2], bool(r[7])) for r in curve]),
-                     es.break_even_slots(c, messages, extra, packets)])
+                     es.break_even_slots(c, messages, extra, packets),
+                     _flat_from(curve, es.stabilizing_slots(c))])
     notes = [f"curves of {case}; stabilizing: smallest buffer from which the overhead stays "
              "within max(1 point, 10 % of the curve's range) of its value at the largest buffer",
              "eq5_slots: ((37 * (c + 1)) div c) + c; eq37_drop_slots: 37 + c (section 5.3); "
@@ -168,7 +185,9 @@ def extoll_table2(ds, out_dir=None) -> Table:
              f"({messages} messages of {packets} packets per pair, {extra} barrier packet "
              f"between them: credits return only at thresholds); dense_break_even_slots: "
              f"es.break_even_slots over every buffer size. Eq. 5 is the limit of many "
-             f"messages per pair (the count below the threshold takes every value)"]
+             f"messages per pair (the count below the threshold takes every value)",
+             "flat_from_eq5: every overhead from the Eq. 5 buffer on within two standard "
+             "errors of the largest buffer's (empty: one run per point)"]
     table = Table(f"extoll_table2: stabilizing receive buffer, {case}", TABLE2_COLUMNS, rows,
                   notes)
     if out_dir is not None:

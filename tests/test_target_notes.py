@@ -41,3 +41,16 @@ def test_gap_is_dynamic_minus_static_where_both_ran():
            ["1x1024", "dynamic", 32, 9.0], ["2x512", "static", 8, 50.0]]
     assert gap(pts, "1x1024") == "dynamic - static -1.0 to +1.5 points"
     assert gap(pts, "2x512") == "dynamic - static: no common buffer size"
+
+
+def test_flat_from_eq5_judges_within_two_combined_standard_errors():
+    from extoll_vec.analysis.extoll_static import _flat_from
+
+    def pt(slots, over, se):    # static_rows' layout: [2] slots, [3] overhead, [9] its SE
+        return ["alltoall-1024", 2, slots, over, 0.0, 0.0, 0.0, True, 0.0, se, 4]
+    curve = [pt(40, 30.0, 1.0), pt(57, 3.0, 1.0), pt(64, 1.0, 0.5), pt(76, 1.5, 0.5)]
+    assert _flat_from(curve, 57) is True            # |3.0 - 1.5| <= 2 * hypot(1.0, 0.5)
+    assert _flat_from(curve, 40) is False           # the drop is before Eq. 5
+    curve[1][3] = 4.0                               # 2.5 > 2.24: not flat from 57
+    assert _flat_from(curve, 57) is False
+    assert _flat_from([pt(57, 3.0, math.nan), pt(64, 1.0, math.nan)], 57) is None
