@@ -142,9 +142,9 @@ def _stabilizing(pts: list[list]) -> tuple[float, float]:
 
 def _flat_from(curve: list[list], start: float) -> bool | None:
     """Whether a curve's overhead is flat from buffer `start` on: every point within two
-    standard errors (combined) of the largest buffer's (section 5.3: 'from this buffer size on
-    the overhead is stable'). None with one run per point (no standard error to judge by) or
-    no point from `start` on."""
+    standard errors (combined) of the largest buffer's (Table 2: 'minimum size of receive
+    buffer that makes the overhead stable'). None with one run per point (no standard error to
+    judge by) or no point from `start` on."""
     pts = [r for r in curve if r[2] >= start]
     if not pts or any(math.isnan(r[9]) for r in pts):
         return None
