@@ -299,7 +299,7 @@ ordered per node, 20-flit router buffers): 1x1024, 2x512, 4x256 and 8x128 at 8, 
 64 slots per process, one untimed and one timed alltoall as patterns.yaml, 4 replicates
 (ranks leave the warm-up's barrier up to 2 us apart, seeds 0-3). 192 points, 144 simulations,
 computed over two sessions beside other runs, so its wall time was not measured (140
-minutes is an estimate from its 132 G events). Measured:
+minutes is an estimate from its 103 G events). Measured:
 the reference is the minimum at every point (mean + 2 SE >= 0); overhead 5 % from 32 slots
 (static) and not by 64 (dynamic) for 1x1024 (standard errors 3.9-5.5 %), 16 / 32 for 2x512,
 64 / 64 for 4x256, neither by 64 for 8x128 (static 7.7, dynamic 7.2 % at 64, no delayed
