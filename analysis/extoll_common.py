@@ -150,6 +150,11 @@ class Point:
         return len(self.ref_times)
 
     @property
+    def replicates(self) -> int:
+        """Runs behind the overhead on its thinner side (the point's or its reference's)."""
+        return min(self.reps, self.ref_reps)
+
+    @property
     def time_us(self) -> float:
         return float(np.mean(self.times))
 

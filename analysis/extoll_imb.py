@@ -74,7 +74,7 @@ def extoll_imb(ds, out_dir=None) -> Table:
     for p in overheads(ds):
         per.append([p.cfg.workload.benchmark, p.cfg.protocol.name, slots_per_process(p.cfg),
                     p.time_us, p.ref_us, p.overhead_pct, p.overhead_se_pct,
-                    min(p.reps, p.ref_reps)])
+                    p.replicates])
     per.sort(key=lambda r: (r[0], r[1], r[2]))
     require(ds, any(r[0] not in ABNORMAL for r in per), "extoll_imb",
             FC_POINTS + " (benchmarks other than " + ", ".join(ABNORMAL) + ")")

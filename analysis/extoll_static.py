@@ -69,7 +69,7 @@ def static_rows(ds) -> list[list]:
         rows.append([labels[p.index], p.cfg.protocol.credit_slots, slots_per_process(p.cfg),
                      p.overhead_pct, p.mean(lambda i: delayed_pct(ds, i)), p.ref_us, p.time_us,
                      predicted_stall_free(p.cfg), p.mean(lambda i: run_delayed_pct(ds, i)),
-                     p.overhead_se_pct, min(p.reps, p.ref_reps)])
+                     p.overhead_se_pct, p.replicates])
     order = {c: k for k, c in enumerate(dict.fromkeys(labels))}
     rows.sort(key=lambda r: (order[r[0]], r[1], r[2]))
     return rows
