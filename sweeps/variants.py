@@ -342,16 +342,20 @@ docs/reproduction/extoll.md reads it. Its CSV and PNG are docs/data/paper_scale.
             " 1000, 1000, 1000, 50, 1000, 1000, 1000, 1, 1, 5, 5, 100, 100, 2, 2, 2]}}",
         ],
         "fingerprint": "2b223db4fd045473d55b5f037971426d562d341ed4b48bb56c73b1a8b512698b",
-        "minutes": 100,
+        "minutes": 420,
         "notes": """\
 The IMB headline (Figures 20-23 and 27) in the model of issue 24 with 4 replicates per point
 (ranks leave the warm-up's barrier up to 2 us apart, seeds 0-3), so every average has a
 standard error and the reference can be checked as the lower bound within 2 SE. IMB's 1000
 repetitions for the short benchmarks (the dynamic protocol's adaptation weighs as in IMB);
 fewer than imb.yaml where 4 replicates multiply the cost: Allreduce 50, Allgather(v) 5,
-Alltoall(v) 1, the three abnormal ones 2. 816 points, about 95 G events: an estimated 100
-minutes of 2 free workers (events per repetition from a 1-repetition reference probe).
-Started in issue 24's stop 24; the store resumes point by point.""",
+Alltoall(v) 1, the three abnormal ones 2. 816 points. The first estimate (95 G events, 100
+minutes, from a 1-repetition reference probe) was low: an Alltoall point costs 1.41 G events
+(reference) to 2.45 G (dynamic, 8 slots), and the dynamic ones ran at 2.3-4.8 M events/s per
+worker against about 9 M for Figure 15's runs. After stops 24 and 25: 192 of 816 points
+(Barrier, Alltoall, Allgather, Allgatherv complete; 92 G events) in about 3.5 hours of 2
+workers; Alltoallv costs as much as Alltoall, so about 7 hours in all (an estimate); the
+store resumes point by point.""",
     },
     "imb_credit5ns": {
         "target": "extoll_imb",
