@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
-from extoll_vec.analysis.extoll_common import measured, measured_us
+from extoll_vec.analysis.extoll_common import measured, measured_us, rank_sum
 from extoll_vec.engine import simulate
 from record import add_option, save
 from reference_minimum import NEVER_FULL, add_example_options, example_config
@@ -84,7 +82,7 @@ def main() -> None:
                round(float(measured(ds, "stall_us", 0).mean()), 1),
                round(float(measured(ds, "flow_control_cpu_us", 0).mean()), 1),
                int(measured(ds, "sends_delayed", 0).sum()),
-               int(np.asarray(ds.control_sent.values[0])[..., 0].sum()),
+               int(rank_sum(ds.control_sent.sel(ctrl="credit"), 0)),
                round(float(ds.max_link_utilization.values[0]), 3)]
         print(f"{row[0]:<28}{row[1]:>11,.1f}{row[2]:>+9.1f}%{row[3]:>10,.1f}{row[4]:>11,.1f}"
               f"{row[5]:>9}{row[6]:>16,}{row[7]:>14.3f}", flush=True)
