@@ -187,6 +187,8 @@ P_ROUTER = 56         # ROUTER_VOQ or ROUTER_IQ
 P_SPEEDUP = 57        # crossbar speedup, fixed point: round(speedup * 2**SPEEDUP_FRAC_BITS)
 # -- 58 the host's posted writes (kernels/host.py) --
 P_POSTED_NODE = 58    # 1: host.posted_writes "node": a mailbox slot's release waits behind a full FIFO
+# -- 59 the send queue's scan (kernels/host.py _sendable) --
+P_SEND_MEMO = 59      # 1: the protocol's sends unblock only when the rank takes a control packet
 N_PAR = 60
 ROUTER_VOQ = 0        # network.router "voq": virtual output queues (kernels/network.py)
 ROUTER_IQ = 1         # network.router "iq": one FIFO per input VC (kernels/router_iq.py)

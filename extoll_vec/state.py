@@ -103,6 +103,8 @@ FIELDS = {
     "sd_bytes": (I64, ("B", "NR", "SQ"), 0), "sd_left": (I32, ("B", "NR", "SQ"), 0),
     "sd_tot": (I32, ("B", "NR", "SQ"), 0), "sd_dly": (I32, ("B", "NR", "SQ"), 0),
     "sq": (I32, ("B", "NR", "SQ"), 0), "sq_cnt": (I32, ("B", "NR"), 0),
+    # the first rk_sqblk[r] sends of the queue are known blocked (host._sendable, P_SEND_MEMO)
+    "rk_sqblk": (I32, ("B", "NR"), 0),
     "rd_state": (I32, ("B", "NR", "RD"), 0), "rd_src": (I32, ("B", "NR", "RD"), 0),
     "pr_ring": (I32, ("B", "NR", "RD"), 0), "pr_cnt": (I32, ("B", "NR"), 0),
     "ux_src": (I32, ("B", "NR", "UQ"), 0), "ux_bytes": (I64, ("B", "NR", "UQ"), 0),

@@ -9,6 +9,9 @@ Rank hooks (costs are CPU time in fixed point, credit operations x par[P_CREDIT]
 1/2**CREDIT_FRAC_BITS cycles: host.fc_cycles turns them into cycles):
 - fc_init(S, T, par, b)              state at cycle 0 (may schedule timers)        default: -
 - may_send(r, dst)                   may rank r write one more data packet to dst?  True
+                                     (a protocol whose answer turns true only in r's
+                                     on_control declares unblocks_on_control: the host
+                                     then does not ask again about a blocked send before)
 - on_sent(r, dst)                    a data packet to dst was written               0
 - on_arrival(r, src, kind, ctype)    the NIC wrote a packet from src into r's mailbox
 - on_retrieved(r, src)               a data packet from src was taken out of r's mailbox  0

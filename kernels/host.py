@@ -32,7 +32,7 @@ from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_P
                                OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV,
                                OP_SEND, OP_SNAPSHOT, OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON,
                                P_LIMIC_PER_KB, P_MATCH, P_MPI_HDR, P_PIGGY, P_PIO, P_POSTED_NODE, P_PROGRESS,
-                               P_RETRIEVE, P_VELO_PAYLOAD, PIGGYBACK_BYTES, PK_CTRL, PK_DATA,
+                               P_RETRIEVE, P_SEND_MEMO, P_VELO_PAYLOAD, PIGGYBACK_BYTES, PK_CTRL, PK_DATA,
                                PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
                                W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
@@ -309,17 +309,28 @@ def _write_data(S, T, par, b, r, d, now):
 
 @inner
 def _sendable(S, par, b, r):
-    """Index in the send queue of the oldest send that flow control lets through, or -1.
-    Sends to one destination share its credits, so skipping a blocked one keeps MPI order."""
-    blocked = False
-    for i in range(S.sq_cnt[b, r]):
+    """Index in the send queue of the oldest send that flow control lets through, -2 if every
+    queued send waits for credits, -1 if none is queued. Sends to one destination share its
+    credits, so skipping a blocked one keeps MPI order.
+
+    A rank polls at every turn, and with a send posted to every peer (IMB's Alltoall, 1023
+    of them) a scan of blocked sends made each turn cost O(ranks). When the protocol declares
+    unblocks_on_control (P_SEND_MEMO), a send found blocked stays blocked until the rank takes
+    a control packet (_retrieve resets rk_sqblk), so the scan resumes after the sends already
+    found blocked: the same answer, the same delayed-send counts. Removing the send chosen
+    at i and appending new ones leave the first i known blocked."""
+    start = S.rk_sqblk[b, r] if par[b, P_SEND_MEMO] != 0 else 0
+    blocked = start > 0
+    for i in range(start, S.sq_cnt[b, r]):
         d = S.sq[b, r, i]
         if flowctl.may_send(S, par, b, r, S.sd_dst[b, r, d]):
+            S.rk_sqblk[b, r] = i
             return i
         if S.sd_dly[b, r, d] == 0:
             S.sd_dly[b, r, d] = 1
             S.st_delayed[b, r] += 1
         blocked = True
+    S.rk_sqblk[b, r] = S.sq_cnt[b, r]
     return -2 if blocked else -1
 
 
@@ -339,12 +350,14 @@ def _retrieve(S, T, par, b, r, now):
     pay = w & ((1 << pay_bits) - 1)
     cost = par[b, P_RETRIEVE]
     if kind == PK_CTRL:
+        S.rk_sqblk[b, r] = 0     # credits may have come back: rescan every queued send
         fc = fc_cycles(S, b, r, flowctl.on_control(S, par, b, r, src, aux, pay))
         cost += fc
         S.st_fccpu[b, r] += par[b, P_RETRIEVE] + fc
     else:
         fc = flowctl.on_retrieved(S, par, b, r, src)
         if kind == PK_DATA and aux > 0:   # piggybacked credits (5.4, 6.5.3)
+            S.rk_sqblk[b, r] = 0
             fc += flowctl.on_control(S, par, b, r, src, CT_PIGGYBACK, aux)
         fc = fc_cycles(S, b, r, fc)
         cost += fc

@@ -59,6 +59,7 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_MAILBOX_HARD] = int(proto.mailbox_hard)
     p[D.P_PROTO] = proto.kernel_id
     p[D.P_HOOKS] = hook_mask(proto)
+    p[D.P_SEND_MEMO] = int(proto.unblocks_on_control)
     p[D.P_NIC_FIFO] = n.nic_fifo_packets
     p[D.P_NIC_GAP] = c(n.nic_packet_ns)
     p[D.P_BUF_FLITS] = n.buffer_flits

@@ -71,7 +71,10 @@ def _fixed(k):
 _CREDIT = dict(mailbox_hard=True, credit=True, parameters=_CREDIT_PARAMETERS,
                check_run=_check_credit_run, rank_fields=_fixed(L.RANK_FIELDS),
                params=_credit_params, audit=_credit_audit,
-               hooks="extoll_vec.kernels.proto_extoll")
+               hooks="extoll_vec.kernels.proto_extoll",
+               # a sender's credits come back only in credit packets, piggybacked on data
+               # (5.3-5.4) or in compulsory responses (6.5.4): all taken out by on_control
+               unblocks_on_control=True)
 
 PROTOCOLS = (
     # the unlimited reference: a mailbox that never fills
@@ -87,7 +90,8 @@ PROTOCOLS = (
              declares=(Param("window", "int", 8, 1, unit="credits", added=False),
                        Param("threshold", "int", 4, 1, unit="packets", added=False)),
              check=_check_window, pair_fields=_fixed(L.WINDOW_FIELDS),
-             rank_fields=_fixed(L.RANK_FIELDS), params=_window_params),
+             rank_fields=_fixed(L.RANK_FIELDS), params=_window_params,
+             unblocks_on_control=True),
     # EXTOLL static credit-based flow control (paper section 5)
     Protocol("static", 3, prefix="static_", **_CREDIT,
              declares=(Param("credit_slots", "int", 2, 1, 16, "slots", added=False),

@@ -108,6 +108,10 @@ class Protocol:
     pair_fields: Callable = _zero      # fc int32 [B, NPAIR, K]: K as a function of the section
     every_pair: bool = False  # keeps state about every sender, communicating or not (the pair
                               # table is then dense: engine/pairs.py)
+    unblocks_on_control: bool = False  # may_send(r, dst) has no side effect and turns true only
+                              # in r's on_control (credits come back in control packets or
+                              # piggybacked, taken out of r's mailbox by r): the host then skips
+                              # the sends it found blocked until r takes one (host._sendable)
     rank_fields: Callable = _zero      # fcr int32 [B, NR, KR]
     node_fields: Callable = _zero      # fcn int32 [B, N, KN]
     node_params: Callable | None = None  # (RunConfig, topology) -> int64 [N, KNP]: npar
