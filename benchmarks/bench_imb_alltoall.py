@@ -8,9 +8,9 @@ piggybacking, ranks leaving the barriers up to 2 us apart, seed 0).
     python benchmarks/bench_imb_alltoall.py --cases dynamic:16 static:64
 
 Open MPI's basic linear Alltoall posts a send to every peer at once (workloads/imb.py), so a
-rank's send queue holds up to 1023 sends, and a rank polls at every turn: a scan over the
-sends blocked for credits at each turn made the credit-limited points cost several times the
-reference per event (host._sendable says how the scan is now skipped). One process, one batch
+rank's send queue holds up to 1023 sends, and a rank looks for a sendable one at every turn
+(host._sendable; docs/benchmarks.md has the figures before and after it stopped rescanning
+the sends already found blocked). One process, one batch
 member per run, kernels loaded before timing; run it on an otherwise idle machine and compare
 rows of one invocation, or the same row across commits (`--record`, docs/benchmarks.md).
 """
