@@ -10,6 +10,11 @@ average's is the benchmarks' combined (independent runs): sqrt(sum se^2) / n. Th
 that the reference is the lower bound (no benchmark below 0 by more than two standard errors,
 section 7.4) and the Spanish version's claim (seed 004, section 4: at the smallest buffer the
 average overhead is under 2 % with dynamic and over 15 % with static flow control).
+
+The table depends on the store only through the per-benchmark rows, so it is also computed from
+those rows as runs wrote them (``--from-rows extoll_imb_benchmarks.csv``, repeated): the
+benchmarks of one sweep run in groups (sweeps/variants.py, imb_reps_*) give the same table as
+the whole sweep in one store.
 """
 from __future__ import annotations
 
@@ -21,7 +26,8 @@ import numpy as np
 from ..protocols.catalogue import CREDIT_PROTOCOLS
 from .extoll_common import (FC_POINTS, Points, below_reference, completed, figure,
                             overheads, require, slots_per_process, write_outputs)
-from .registry import Table, target
+from ..errors import ConfigError
+from .registry import Table, rows_reader, target
 
 COLUMNS = ["protocol", "slots_per_process", "avg_overhead_pct", "avg_overhead_se_pct",
            "benchmarks", "max_overhead_pct", "worst_benchmark"]
@@ -75,9 +81,54 @@ def extoll_imb(ds, out_dir=None) -> Table:
         per.append([p.cfg.workload.benchmark, p.cfg.protocol.name, slots_per_process(p.cfg),
                     p.time_us, p.ref_us, p.overhead_pct, p.overhead_se_pct,
                     p.replicates])
-    per.sort(key=lambda r: (r[0], r[1], r[2]))
     require(ds, any(r[0] not in ABNORMAL for r in per), "extoll_imb",
             FC_POINTS + " (benchmarks other than " + ", ".join(ABNORMAL) + ")")
+    return imb_table(per, out_dir)
+
+
+def _slots(text: str) -> float:
+    s = float(text)
+    return int(s) if s == int(s) else s     # as slots_per_process gives it
+
+
+_ROW_TYPES = (str, str, _slots, float, float, float, float, int)
+
+
+@rows_reader("extoll_imb", "extoll_imb_benchmarks.csv")
+def extoll_imb_from_rows(files, out_dir=None) -> Table:
+    """The table from extoll_imb_benchmarks.csv files (BENCH_COLUMNS) of runs over disjoint
+    benchmark groups: a (benchmark, protocol, slots) in two files is refused, since its two
+    overheads would be averaged as two benchmarks."""
+    per, seen = [], {}
+    for shown, rows in files:
+        if not rows or set(BENCH_COLUMNS) - set(rows[0]):
+            lacking = sorted(set(BENCH_COLUMNS) - set(rows[0])) if rows else ["any row"]
+            raise ConfigError("--from-rows", f"{shown} is not an extoll_imb_benchmarks.csv: no "
+                                             f"{', '.join(lacking)}")
+        for k, r in enumerate(rows, start=2):
+            try:
+                row = [t(r[c]) for t, c in zip(_ROW_TYPES, BENCH_COLUMNS)]
+            except (TypeError, ValueError):
+                raise ConfigError("--from-rows", f"{shown} line {k}: not a benchmark row "
+                                                 f"({', '.join(BENCH_COLUMNS)})") from None
+            key = tuple(row[:3])
+            if key in seen:
+                raise ConfigError("--from-rows", f"{key[0]} {key[1]} at {key[2]:g} slots per "
+                                                 f"process is in both {seen[key]} and {shown}: "
+                                                 "give each benchmark's rows once")
+            seen[key] = shown
+            per.append(row)
+    if not any(r[0] not in ABNORMAL for r in per):
+        raise ConfigError("--from-rows", "no benchmark other than " + ", ".join(ABNORMAL))
+    return imb_table(per, out_dir, [f"computed from the rows of "
+                                     f"{', '.join(s for s, _ in files)}"])
+
+
+def imb_table(per: list[list], out_dir=None, source: list[str] = ()) -> Table:
+    """Figure 27's table from the per-benchmark rows `per` (BENCH_COLUMNS), with --out its PNG
+    and the rows as extoll_imb_benchmarks.csv; `source`: notes saying where the rows came
+    from."""
+    per = sorted(per, key=lambda r: (r[0], r[1], r[2]))
     groups = defaultdict(list)
     for r in per:
         if r[0] not in ABNORMAL:
@@ -98,7 +149,7 @@ def extoll_imb(ds, out_dir=None) -> Table:
              f"average over {len(set(r[0] for r in per) - set(ABNORMAL))} benchmarks; left out "
              f"as in the paper's Figure 27: {', '.join(ABNORMAL)}",
              below_reference([(f"{r[0]} {r[1]} {r[2]:g}", r[5], r[6], r[7]) for r in per]),
-             seed004_note(rows)]
+             seed004_note(rows), *source]
     table = Table(f"extoll_imb: average IMB overhead, {len(rows)} points", COLUMNS, rows, notes)
     if out_dir is not None:
         fig, axes = figure(2, 1, width=6.0, height=4.0)

@@ -17,6 +17,11 @@ saying which points (extoll_common.Points: protocols, workloads, reference runs)
 (sweep.store.check_store: a damaged store is refused naming the array or attribute), then the
 target's needs (a store without the points is refused naming what is missing), and only then
 calls the target.
+
+A target may also be computed from the per-point rows a previous run of it wrote
+(``extoll-vec tables NAME --from-rows ROWS.csv ...``), when its module registers a reader with
+@rows_reader(NAME): parts of one sweep run at different times (e.g. the IMB benchmarks in
+groups) are then combined into the one table without their stores.
 """
 from __future__ import annotations
 
@@ -92,6 +97,7 @@ class Target:
     compute: Callable[[Any], Table]    # result Dataset -> Table
     sweep: bool = False                # has a sweep spec of its own (spec_name)
     needs: Needs = ANY_STORE           # what it needs of a store (target(needs=...))
+    from_rows: Callable | None = None  # (files, out_dir) -> Table: rows_reader
 
     def spec_name(self, quick: bool = False) -> str:
         """The installed spec of the target's sweep (extoll_vec.sweeps.spec_path): target
@@ -136,6 +142,38 @@ def target(name: str, help: str, *, needs: Needs, sweep: bool = False):
     return deco
 
 
+def rows_reader(name: str, rows_file: str):
+    """Decorator registering `fn(files, out_dir=None) -> Table` as the way to compute target
+    `name` from the per-point rows its runs write as `rows_file` (``--from-rows``): `files` is
+    a list of (path, [row dict, ...]) read from CSV; fn validates the columns and values and
+    raises ConfigError("--from-rows", ...) for a file it cannot use."""
+    def deco(fn):
+        from dataclasses import replace
+        if name not in TARGETS:
+            raise RuntimeError(f"rows_reader: no target {name!r} registered before it")
+        fn.rows_file = rows_file
+        TARGETS[name] = replace(TARGETS[name], from_rows=fn)
+        return fn
+    return deco
+
+
+def read_rows(paths) -> list[tuple[str, list[dict]]]:
+    """The CSV files `paths` as (shown path, [row dict, ...]); a file that cannot be read or is
+    not CSV with a header is refused naming it (ConfigError on --from-rows)."""
+    from ..inputs import shown_path
+    files = []
+    for path in paths:
+        shown = shown_path(Path(path))
+        try:
+            with open(path, newline="") as fh:
+                rows = list(csv.DictReader(fh))
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise ConfigError("--from-rows", f"cannot read {shown}: "
+                                             f"{getattr(exc, 'strerror', None) or exc}") from None
+        files.append((shown, rows))
+    return files
+
+
 def refusal(ds, name: str, what: str, lacking: str | None = None) -> ConfigError:
     """The error of target `name` given a store without what it needs: one line naming what it
     needs, what the store has and lacks, and what to do (exit 2 on the CLI)."""
@@ -173,20 +211,31 @@ def get_target(name: str) -> Target:
     return targets[name]
 
 
-def compute(name: str, path=None, out_dir=None) -> Table:
+def compute(name: str, path=None, out_dir=None, rows=None) -> Table:
     """Target `name` from the result store at `path` (None only for targets that need none),
     or from the completed points of a list of stores read as one (store.open_merged: replicates
-    of one spec spread over stores).
+    of one spec spread over stores), or from the per-point row files `rows` (paths of CSV
+    files a run of the target wrote; targets with a rows_reader).
 
     With out_dir, a target whose function takes ``out_dir`` writes its own files there (CSV,
     figures); for any other target the table is written as ``out_dir/NAME.csv``."""
     tgt = get_target(name)
-    if path is None and tgt.needs_store:
+    if rows is not None:
+        if tgt.from_rows is None:
+            can = [t.name for t in load_targets().values() if t.from_rows is not None]
+            raise ConfigError("--from-rows", f"{name} is computed from a result store only; "
+                                             f"targets that read rows: {', '.join(can)}")
+        if path is not None:
+            raise ConfigError("--from-rows", "not with --from: give the stores or the rows")
+    elif path is None and tgt.needs_store:
         raise ConfigError("--from", f"required: the result store to compute {name} from")
-    own = out_dir is not None and "out_dir" in inspect.signature(tgt.compute).parameters
+    fn = tgt.compute if rows is None else tgt.from_rows
+    own = out_dir is not None and "out_dir" in inspect.signature(fn).parameters
     kwargs = {"out_dir": out_dir} if own else {}
     try:
-        if path is None:
+        if rows is not None:
+            table = fn(read_rows(rows), **kwargs)
+        elif path is None:
             table = tgt.compute(None, **kwargs)
         else:
             from ..sweep.store import check_store, open_merged, open_sweep

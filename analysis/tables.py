@@ -1,5 +1,6 @@
-"""`extoll-vec tables NAME [--from STORE.zarr ... | --out DIR [--quick] [--set KEY=VALUE ...]]
-[-o OUT.csv]`: a named target from a result store (or several read as one), or from the
+"""`extoll-vec tables NAME [--from STORE.zarr ... | --from-rows ROWS.csv ... | --out DIR [--quick]
+[--set KEY=VALUE ...]] [-o OUT.csv]`: a named target from a result store (or several read as
+one), from the per-point rows earlier runs of it wrote (targets with a rows reader), or from the
 target's own sweep run into DIR, varied by --set as `extoll-vec sweep` takes it (targets
 registered with ``needs=NO_STORE`` need neither).
 
@@ -20,6 +21,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="compute from this result store (a sweep or `run -o` store); repeat "
                         "it to read the completed points of several stores as one (e.g. the "
                         "same spec run with more seeds into a second store)")
+    p.add_argument("--from-rows", dest="rows", metavar="ROWS.csv", action="append",
+                   help="compute from the per-point rows that runs of the target wrote with "
+                        "--out (extoll_imb: extoll_imb_benchmarks.csv); repeat it to combine "
+                        "parts of one sweep run separately (each point in one file only)")
     p.add_argument("-o", "--output", metavar="OUT.csv", help="also write the table as CSV")
     p.add_argument("--out", dest="out_dir", metavar="DIR",
                    help="write NAME.csv and NAME.png into DIR; without --from, first run the "
@@ -47,15 +52,16 @@ def _run(args: argparse.Namespace) -> int:
     check_output(args.output, "-o", directory=False)    # bad outputs: fail before computing
     check_output(args.out_dir, "--out", directory=True)
     store = args.store
+    read = store is not None or args.rows is not None
     for given, option in ((args.sets, "--set"), (args.quick, "--quick")):
-        if given and (store is not None or not tgt.needs_store):
-            raise ConfigError(option, f"not with --from: a store is read as it is ({option} "
-                              "varies the sweep that --out DIR runs)" if store is not None
+        if given and (read or not tgt.needs_store):
+            raise ConfigError(option, f"not with --from or --from-rows: they are read as they "
+                              f"are ({option} varies the sweep that --out DIR runs)" if read
                               else f"{tgt.name} runs no sweep")
-    if store is None and tgt.needs_store:
+    if not read and tgt.needs_store:
         store = run_target_sweep(tgt, args.out_dir, args.quick, args.cluster, args.workers,
                                  args.quiet, args.sets, args.max_points)
-    table = compute(args.name, store, out_dir=args.out_dir)
+    table = compute(args.name, store, out_dir=args.out_dir, rows=args.rows)
     print(table.to_text())
     if args.output:
         out = Path(args.output)

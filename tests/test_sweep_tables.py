@@ -159,8 +159,8 @@ def test_set_varies_a_targets_own_sweep_and_not_a_store(tmp_path, capsys, monkey
     assert sw.shape == (5, 3, 2, 2) and sw.sets == ("axes.slots_per_process=[8, 16]", "repeat=2")
     _, path = sweep_store(tmp_path, [0])
     for argv, needle in [
-            (["extoll_patterns", "--from", str(path)], "--set: not with --from: a store is read "
-                                                       "as it is"),
+            (["extoll_patterns", "--from", str(path)], "--set: not with --from or --from-rows: "
+                                                       "they are read as they are"),
             (["extoll_table1"], "--set: extoll_table1 runs no sweep"),
             (["extoll_patterns", "--quick", "--out", str(tmp_path)],
              "--set repeat=two: repeat: expected a count")]:
