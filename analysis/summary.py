@@ -36,7 +36,8 @@ def summary(ds) -> Table:
         ds = ds.isel(point=np.flatnonzero(ds[MASK].values))
     ds = ds.load()
     key_cols = [a["coord"] for a in axes] or ["protocol_name", "workload_kind"]
-    synth = any(str(k) in ("uniform", "permutation") for k in ds["workload_kind"].values)
+    from ..config import SYNTHETIC
+    synth = any(str(k) in SYNTHETIC for k in ds["workload_kind"].values)
     from .extoll_common import configs, measured, measured_us, overheads
     cfgs = configs(ds)
     time_us = np.array([np.nan if c.workload.synthetic else measured_us(ds, j, c)

@@ -31,8 +31,8 @@ from .protocols.registry import declared_params
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
 WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
-             "program", "shift")
-SYNTHETIC = ("permutation", "uniform", "shift")   # network-only traffic, no ranks
+             "program", "shift", "pairwise")
+SYNTHETIC = ("permutation", "uniform", "shift", "pairwise")   # network-only traffic, no ranks
 # VCs each dragonfly routing needs with its layered assignment (kernels/routing.py docstring)
 ADAPTIVE_VCS = {"valiant": 3, "ugal": 3, "par": 4}
 IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast",
@@ -351,6 +351,12 @@ class NetworkConfig(_Section):
     vc_assignment: str = _choice("layered", ("layered", "flat"))
     # refuse a routing whose channel dependency graph has a cycle (topology/deadlock.py)
     deadlock_check: bool = _flag(True)
+    # slow receivers (seed 001, NVM behind the NIC): nodes whose memory sinks data at
+    # 1/slow_factor of the link rate, chosen by the seed; a count or a share of the nodes
+    # (RunConfig.slow_node_count), back-pressure through the NIC's ejection buffer
+    slow_nodes: int = _int(0, 0, unit="nodes")
+    slow_share: float = _num(0.0, 0.0, 1.0, "share of the nodes", "share")
+    slow_factor: float = _num(1.0, 1.0, 1024.0, "times the link's time per flit", "factor")
 
     @property
     def routing_vcs(self) -> int | None:
@@ -496,9 +502,11 @@ class WorkloadConfig(_Section):
     times) and, where a warm-up's barrier precedes the timed part (mark 0), delays the rank's
     leaving that barrier by a second such draw (the barrier would erase the first): runs that
     differ only in the seed are then independent replicates of one measurement, as the paper's averages over 150 repetitions are (0: all start at cycle 0).
-    permutation/uniform/shift: network-only Bernoulli traffic at `injection_rate` flits per
-    node per cycle; shift sends node n to n + `shift` (mod nodes; 0: one dragonfly group, p*a
-    nodes, else half the nodes), the adversarial group-to-group pattern of the dragonfly."""
+    permutation/uniform/shift/pairwise: network-only Bernoulli traffic at `injection_rate`
+    flits per node per cycle; shift sends node n to n + `shift` (mod nodes; 0: one dragonfly
+    group, p*a nodes, else half the nodes), the adversarial group-to-group pattern of the
+    dragonfly; pairwise pairs the nodes at random by `seed`, A sends all its traffic to B and B
+    to A (seed 001, section 4.1)."""
     kind: str = _choice("alltoall", WORKLOADS)
     ranks: int = _int(1024, 1, RANKS_MAX, "ranks")
     message_bytes: int = _int(2048, 0, BYTES_MAX, "bytes")
@@ -566,7 +574,8 @@ class LimitsConfig(_Section):
 ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "network.routing",
                 "network.adaptive_bias", "network.adaptive_threshold", "network.vc_assignment",
                 "network.deadlock_check", "topology.local_latency", "topology.global_latency",
-                "workload.shift") + tuple(
+                "workload.shift", "network.slow_nodes", "network.slow_share",
+                "network.slow_factor") + tuple(
     f"protocol.{d.name}" for d, _users in declared_params() if d.added)
 
 SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,
@@ -613,6 +622,15 @@ class RunConfig:
         _check(w.packet_flits <= self.network.buffer_flits, "workload.packet_flits",
                f"<= network.buffer_flits ({self.network.buffer_flits})", w.packet_flits)
         self._check_routing()
+        n = self.network
+        _check(not (n.slow_nodes and n.slow_share), "network.slow_nodes",
+               "0 when network.slow_share is set (a count or a share of the nodes, not both)",
+               n.slow_nodes)
+        _check(n.slow_nodes <= nodes, "network.slow_nodes", f"<= the {nodes} nodes",
+               n.slow_nodes)
+        if w.kind == "pairwise":
+            _check(nodes % 2 == 0, "workload.kind",
+                   f"a kind other than pairwise on an odd number of nodes ({nodes})", w.kind)
         if w.kind == "shift":
             _check(self.shift_nodes % nodes != 0, "workload.shift",
                    f"a shift that is not a multiple of the {nodes} nodes (0: default)", w.shift)
@@ -643,6 +661,13 @@ class RunConfig:
         if self.workload.shift:
             return self.workload.shift
         return t.p * t.a if t.kind == "dragonfly" else t.n_nodes // 2
+
+    @property
+    def slow_node_count(self) -> int:
+        """Slow receivers: network.slow_nodes, or network.slow_share of the nodes rounded to
+        the nearest count (0.02 % of 5,256 nodes: 1, seed 001's 'one or two slow nodes')."""
+        n = self.network
+        return n.slow_nodes or int(math.floor(n.slow_share * self.topology.n_nodes + 0.5))
 
     # ---- derived values ----
     @property

@@ -195,6 +195,8 @@ ROUTER_IQ = 1         # network.router "iq": one FIFO per input VC (kernels/rout
 ROUTER_KINDS = ("voq", "iq")
 SPEEDUP_FRAC_BITS = 16
 SPEEDUP_ONE = 1 << SPEEDUP_FRAC_BITS
+# a slow receiver's memory: cycles per flit in fixed point (state ej_sink, network.slow_factor)
+SINK_FRAC_BITS = 16
 
 # ---- routing plug-ins (network.routing) and port classes (topology port_class) -----------------
 RT_TABLE = 0          # route_port / vc_next tables (dimension order, minimal, e-cube)

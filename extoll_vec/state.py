@@ -84,6 +84,9 @@ FIELDS = {
     "nw": (IDX, ("B", "N", "NW"), -1), "nw_head": (I32, ("B", "N"), 0), "nw_cnt": (I32, ("B", "N"), 0),
     "ej_q": (IDX, ("B", "N", "EQ"), -1), "ej_head": (I32, ("B", "N"), 0), "ej_cnt": (I32, ("B", "N"), 0),
     "ej_flits": (I32, ("B", "N"), 0), "ej_blk": (I32, ("B", "N"), 0),
+    # slow receivers: the memory's cycles per flit (fixed point, 0: link rate) and the cycle
+    # the head packet of the ejection buffer is written (-1: not started)
+    "ej_sink": (I32, ("B", "N"), 0), "ej_done": (TIME, ("B", "N"), -1),
     "rq": (I32, ("B", "N", "RQ", 6), 0), "rq_head": (I32, ("B", "N"), 0), "rq_cnt": (I32, ("B", "N"), 0),
     "syn": (CNT, ("B", 8), 0), "syn_ctr": (I64, ("B", "N"), 0), "syn_dest": (IDX, ("B", "N"), -1),
     # ranks (kernels/host.py)

@@ -4,7 +4,10 @@ Injection: one link to the node's router, at link rate or at the NIC's packet ra
 slower (network.nic_packet_ns). The NIC alternates between the PIO FIFO (VELO packets the ranks
 wrote) and the RMA engine (rendezvous data it streams on its own), sending a packet when the
 router's input buffer has credits for all of it (virtual cut-through).
-Ejection: packets whose tail arrived wait in the ejection buffer, in arrival order. A VELO packet
+Ejection: packets whose tail arrived wait in the ejection buffer, in arrival order. At a slow
+receiver (network.slow_factor, seed 001) the head packet leaves only once the memory has written
+it, ceil(flits x factor) cycles after it became the head (the next one is written after it), so
+the buffer fills and its credits hold the router's ejection port. A VELO packet
 is written to its rank's mailbox if a slot is free; otherwise it stays, and with it every
 packet behind it (EXTOLL section 2: the NIC stops accepting, the router holds the packets,
 back-pressure spreads to the senders). The buffer's credits go back to the router as it drains.
@@ -21,7 +24,8 @@ from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, ERR_BUFFER_OVERFLOW, ERR_INVA
                                P_HOOKS, EV_NIC_TX, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_MEASURE, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, P_WARMUP, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
-                               PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, P_ROUTER, ROUTER_VOQ)
+                               PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, EV_NIC_DRAIN, P_ROUTER,
+                               ROUTER_VOQ, SINK_FRAC_BITS)
 from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
                                       request_tx, wake_rank, splitmix64)
 from extoll_vec.kernels import flowctl
@@ -32,6 +36,8 @@ from extoll_vec.kernels.pairs import pair
 from extoll_vec.kernels.network import request_arb, router_accept
 from extoll_vec.kernels.router_iq import iq_accept
 from extoll_vec.kernels.wheel import schedule
+
+SINK_ONE = 1 << SINK_FRAC_BITS
 
 # synthetic statistics, int64 [B, 8]
 SY_OFFERED = 0    # flits generated in the measurement window (refused ones included)
@@ -133,6 +139,15 @@ def nic_drain(S, T, par, b, n, now):
     hooks = par[b, P_HOOKS]
     while S.ej_cnt[b, n] > 0:
         h = S.ej_q[b, n, S.ej_head[b, n]]
+        if S.ej_sink[b, n] != 0:   # a slow receiver: the head waits for its memory write
+            done = S.ej_done[b, n]
+            if done < 0:
+                done = now + ((np.int64(S.pk[b, h].flits) * S.ej_sink[b, n] + SINK_ONE - 1)
+                              >> SINK_FRAC_BITS)
+                S.ej_done[b, n] = done
+                schedule(S, b, done, EV_NIC_DRAIN, n, 0, 0)
+            if now < done:
+                return
         kind = S.pk[b, h].kind
         r = S.pk[b, h].dst
         act = EJ_ACCEPT
@@ -187,6 +202,7 @@ def nic_drain(S, T, par, b, n, now):
             if w0 <= now < w1:
                 S.syn[b, SY_ACCEPTED] += S.pk[b, h].flits
         L = S.pk[b, h].flits
+        S.ej_done[b, n] = -1
         S.ej_head[b, n] = (S.ej_head[b, n] + 1) % EQ
         S.ej_cnt[b, n] -= 1
         S.ej_flits[b, n] -= L

@@ -19,7 +19,7 @@ from ..workloads import build_program, skewed, snapshot_counts, synthetic_destin
 from extoll_vec.kernels import progstats, sim
 from .diagnostics import check_invariants, describe_error
 from .pairs import pair_table, pair_table_size
-from .params import cycles, member_params, node_params, topo_arrays
+from .params import cycles, member_params, node_params, sink_rates, topo_arrays
 from .results import RESULT_VARIABLES, results
 from .sizing import (ProgramFigures, check_memory, check_widths, mailbox_capacity, ring_slots,
                      shape_key, state_sizes)
@@ -100,6 +100,7 @@ class Batch:
                 S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, topo.n_nodes, cfg.seed,
                                                        cfg.shift_nodes)
             S.npar[b] = node_params(cfg, topo, sizes["KNP"])
+            S.ej_sink[b] = sink_rates(cfg, topo.n_nodes)
             ptr, peer, real = tables[b]
             S.pair_ptr[b] = ptr
             S.pair_peer[b, :len(peer)] = peer

@@ -66,7 +66,7 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_EJ_FLITS] = n.nic_ejection_flits
     p[D.P_ROUTER] = D.ROUTER_KINDS.index(n.router)
     p[D.P_SPEEDUP] = round(n.speedup * D.SPEEDUP_ONE)   # fixed point (dtypes.SPEEDUP_FRAC_BITS)
-    p[D.P_SYNTH] = {"uniform": 1, "permutation": 2, "shift": 2}.get(w.kind, 0)
+    p[D.P_SYNTH] = {"uniform": 1, "permutation": 2, "shift": 2, "pairwise": 2}.get(w.kind, 0)
     # Bernoulli injection: w.injection_rate flits per node per cycle in packets of packet_flits
     p[D.P_GEN_P32] = min(1 << 32, int(round(w.injection_rate / w.packet_flits * 2**32)))
     p[D.P_SYN_FLITS] = w.packet_flits
@@ -96,4 +96,15 @@ def node_params(cfg: RunConfig, topo, knp: int) -> np.ndarray:
     if build is not None:
         a = np.asarray(build(cfg, topo), np.int64)
         out[:, :a.shape[1]] = a
+    return out
+
+
+def sink_rates(cfg: RunConfig, n_nodes: int) -> np.ndarray:
+    """Each node's memory sink, int32 [nodes] (state ej_sink): 0 at link rate, else the slow
+    receivers' cycles per flit in fixed point (dtypes.SINK_FRAC_BITS)."""
+    from ..workloads.patterns import slow_nodes
+    out = np.zeros(n_nodes, np.int32)
+    f = cfg.network.slow_factor
+    if f > 1.0:
+        out[slow_nodes(n_nodes, cfg.slow_node_count, cfg.seed)] = round(f * (1 << D.SINK_FRAC_BITS))
     return out

@@ -114,6 +114,9 @@ def synthetic_destinations(kind: str, n_nodes: int, seed: int, shift: int = 0) -
     uniform: -1 everywhere (the kernel draws a destination per packet).
     shift: node + shift (mod n_nodes); with shift = one dragonfly group every group sends all
     its traffic to the next group (the adversarial pattern of Kim et al. 2008, section 4.2).
+    pairwise: a uniformly random perfect matching, drawn from the same stream (a shuffle of the
+    nodes, paired in order): A sends all its traffic to B and B to A (seed 001, section 4.1,
+    whose FECN/BECN and RDRP return marks and credits on the reverse traffic).
     """
     n = int(n_nodes)
     if kind == "uniform":
@@ -122,8 +125,17 @@ def synthetic_destinations(kind: str, n_nodes: int, seed: int, shift: int = 0) -
         if shift % n == 0:
             raise ValueError(f"a shift of {shift} sends every one of the {n} nodes to itself")
         return ((np.arange(n, dtype=np.int64) + shift) % n).astype(np.int32)
+    if kind == "pairwise":
+        if n % 2:
+            raise ValueError(f"pairwise traffic needs an even number of nodes, got {n}")
+        p = np.random.Generator(np.random.PCG64(seed)).permutation(n)
+        dest = np.empty(n, np.int32)
+        dest[p[0::2]] = p[1::2]
+        dest[p[1::2]] = p[0::2]
+        return dest
     if kind != "permutation":
-        raise ValueError(f"synthetic traffic kind must be 'permutation', 'uniform' or 'shift', got {kind!r}")
+        raise ValueError("synthetic traffic kind must be 'permutation', 'uniform', 'shift' or "
+                         f"'pairwise', got {kind!r}")
     if n < 2:
         raise ValueError(f"a permutation without fixed points needs >= 2 nodes, got {n}")
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -132,3 +144,11 @@ def synthetic_destinations(kind: str, n_nodes: int, seed: int, shift: int = 0) -
         p = rng.permutation(n)
         if not np.any(p == idx):
             return p.astype(np.int32)
+
+
+def slow_nodes(n_nodes: int, count: int, seed: int) -> np.ndarray:
+    """The slow receivers: `count` distinct nodes, sorted, drawn by `seed` from a stream of their
+    own (SeedSequence([seed, 0x5105])), so the traffic pattern and the slow nodes of one seed are
+    independent draws and the same seed gives the same nodes."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), 0x5105])))
+    return np.sort(rng.choice(int(n_nodes), size=int(count), replace=False)).astype(np.int32)
