@@ -34,8 +34,8 @@ NIC, router and timer hooks (called only if the member's par[P_HOOKS] has their 
       EJ_ACCEPT (handled as usual), EJ_HOLD (stop draining, back-pressure, until
       common.drain_at), EJ_CONSUMED (the protocol took it; the core frees it). A protocol
       answers or forwards with common.proto_send (a PK_PROTO packet from a NIC)
-- router_on_forward(S, par, b, r, pi, po, h, now)  packet h won output po of router r (from
-      input pi): mark it (pk_pf), count, ...
+- router_on_forward(S, T, par, b, r, pi, po, h, now)  packet h won output po of router r
+      (from input pi; S.cr[b, r, po, pk.ovc] already less its flits): mark it (pk_pf), count
 - on_timer(S, T, par, b, target, arg, now)    an EV_PROTO_TIMER scheduled by common.proto_timer
 State: fcn int32 [B, N, KN] per node, npar int64 [B, N, KNP] per-node parameters (the
 record's node_params), pk_pf int32 [B, NPK, PF] the packet fields the protocol declares,

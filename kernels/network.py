@@ -160,7 +160,7 @@ def arbitrate(S, T, par, b, r, po, now):
     S.op_util[b, r, po] += L
     S.hops[b] += 1
     if par[b, P_HOOKS] & H_ROUTER:   # the protocol's router hook (marking, seed 001 FECN)
-        flowctl.router_on_forward(S, par, b, r, pi, po, h, now)
+        flowctl.router_on_forward(S, T, par, b, r, pi, po, h, now)
     if S.outq[b, r, po] > 0:
         request_arb(S, b, r, po, t_free)
     credits_upstream(S, T, par, b, r, pi, vi, L, t_in)

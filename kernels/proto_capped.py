@@ -49,7 +49,7 @@ def nic_on_eject(S, T, par, b, node, h, now):
 
 
 @inner
-def router_on_forward(S, par, b, r, pi, po, h, now):
+def router_on_forward(S, T, par, b, r, pi, po, h, now):
     # packets still queued for this output after this one left it
     if S.outq[b, r, po] > par[b, P_MARK_QUEUE]:
         S.pk_pf[b, h, PF_MARK] = 1

@@ -175,7 +175,7 @@ def _send(S, T, par, b, r, pi, vi, h, po, now):
     S.op_util[b, r, po] += L
     S.hops[b] += 1
     if par[b, P_HOOKS] & H_ROUTER:   # the protocol's router hook, as in network.arbitrate
-        flowctl.router_on_forward(S, par, b, r, pi, po, h, now)
+        flowctl.router_on_forward(S, T, par, b, r, pi, po, h, now)
     credits_upstream(S, T, par, b, r, pi, vi, L, t_in)
     dn = T.terminal_node[r, po]
     if dn >= 0:

@@ -29,6 +29,7 @@ from .. import dtypes as D
 REGISTERED = (
     "extoll_vec.protocols.extoll",     # none, backpressure, window, static, dynamic
     "extoll_vec.protocols.capped",     # the seams' test protocol (kernels/proto_capped.py)
+    "extoll_vec.protocols.fecn",       # seed 001's FECN/BECN (kernels/proto_fecn.py)
 )
 
 # hook name -> (arguments after the state, default body). The rank hooks (EXTOLL's) take
@@ -45,7 +46,7 @@ HOOKS = {
     "snapshot_field": ("S, par, b", "return -1"),
     "nic_may_inject": ("S, T, par, b, node, h, now", "return 0"),
     "nic_on_eject": ("S, T, par, b, node, h, now", "return 0"),
-    "router_on_forward": ("S, par, b, r, pi, po, h, now", "pass"),
+    "router_on_forward": ("S, T, par, b, r, pi, po, h, now", "pass"),
     "on_timer": ("S, T, par, b, target, arg, now", "pass"),
 }
 # hot-path hooks: their bit in par[P_HOOKS] is tested before the core calls them
