@@ -142,3 +142,14 @@ def quiescent_problems(fc, x, y, rev, fcr: np.ndarray, par: np.ndarray) -> list[
     if proto.name == "dynamic" and differ(F.F_A_RESP_SENT, F.F_A_RESP_GOT):
         out.append("a compulsory response was not processed")
     return out
+
+
+def alive_packets(S, b) -> np.ndarray:
+    """bool [NPK]: the packet slots of member b in use (not on the pool's free list), for the
+    audits that count credits carried by packets still in the network."""
+    free = np.zeros(S.pk["kind"].shape[1], bool)
+    h = int(S.pk_meta[b, 0])
+    while h >= 0:
+        free[h] = True
+        h = int(S.pk["next"][b, h])
+    return ~free

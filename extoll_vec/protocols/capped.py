@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
+from .audit import alive_packets
 from .registry import Output, Param, Protocol
 
 # node state fcn[b, node, CN_*]
@@ -54,19 +55,11 @@ def _params(cfg, p):
     p[P_PERIOD] = cfg.protocol.period
 
 
-def _free_slots(S, b) -> np.ndarray:
-    free = np.zeros(S.pk["kind"].shape[1], bool)
-    h = int(S.pk_meta[b, 0])
-    while h >= 0:
-        free[h] = True
-        h = int(S.pk["next"][b, h])
-    return free
-
 
 def conservation(S, b) -> np.ndarray:
     """Per node: credits held + own packets holding a credit + credit packets to it."""
     n = S.fcn.shape[1]
-    alive = ~_free_slots(S, b)
+    alive = alive_packets(S, b)
     kind = S.pk["kind"][b]
     data = alive & (kind == D.PK_SYNTH) & (S.pk_pf[b, :, PF_CREDIT] == 1)
     back = alive & (kind == D.PK_PROTO)

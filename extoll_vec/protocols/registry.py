@@ -30,6 +30,7 @@ REGISTERED = (
     "extoll_vec.protocols.extoll",     # none, backpressure, window, static, dynamic
     "extoll_vec.protocols.capped",     # the seams' test protocol (kernels/proto_capped.py)
     "extoll_vec.protocols.fecn",       # seed 001's FECN/BECN (kernels/proto_fecn.py)
+    "extoll_vec.protocols.rdrp",       # seed 001's RDRP at network level (kernels/proto_rdrp.py)
 )
 
 # hook name -> (arguments after the state, default body). The rank hooks (EXTOLL's) take
