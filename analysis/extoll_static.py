@@ -97,11 +97,14 @@ def extoll_static_overhead(ds, out_dir=None) -> Table:
         for j, case in enumerate(cases):
             for c in sorted({r[1] for r in rows if r[0] == case}):
                 pts = [r for r in rows if r[0] == case and r[1] == c]
-                axes[0][j].plot([r[2] for r in pts], [r[3] for r in pts], marker=".",
-                                label=f"{c} credit slot{'s' if c > 1 else ''}")
+                # replicates: +- 2 standard errors (Table 2's flatness criterion)
+                axes[0][j].errorbar([r[2] for r in pts], [r[3] for r in pts],
+                                    yerr=[0.0 if math.isnan(r[9]) else 2 * r[9] for r in pts],
+                                    marker=".", capsize=2, elinewidth=0.6,
+                                    label=f"{c} credit slot{'s' if c > 1 else ''}")
                 axes[1][j].plot([r[2] for r in pts], [r[4] for r in pts], marker=".")
             axes[0][j].set_title(case)
-            axes[0][j].set_ylabel("overhead (%)")
+            axes[0][j].set_ylabel("overhead (%), +- 2 SE")
             axes[1][j].set_ylabel("delayed sends (%)")
             axes[1][j].set_xlabel("receive buffer (slots per process)")
         axes[0][0].legend(fontsize=7)
