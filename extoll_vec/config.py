@@ -520,6 +520,11 @@ class WorkloadConfig(_Section):
     packet_flits: int = _int(4, 1, unit="flits")
     warmup_cycles: int = _int(2000, 0, CYCLES_MAX, "cycles")
     measure_cycles: int = _int(10000, 1, CYCLES_MAX, "cycles")
+    # run until convergence (seed 001, section 4.1): windows of sample_cycles from the end of
+    # the warm-up until two successive ones accept throughputs within converge_tolerance of
+    # each other (relative), at most measure_cycles; the results cover the last window
+    sample_cycles: int = _int(0, 0, CYCLES_MAX, "cycles", note="0: one window of measure_cycles")
+    converge_tolerance: float = _num(0.05, 0.0, 1.0, "relative change", "tolerance")
     drain_cycles: int = _int(50000, 0, CYCLES_MAX, "cycles")
     source_queue: int = _int(256, 1, unit="packets")
     benchmark: str = _choice("PingPong", IMB_BENCHMARKS)
@@ -545,6 +550,11 @@ class WorkloadConfig(_Section):
                    list(self.phases))
         if self.kind == "imb":
             _check(self.ranks >= 2, f"{pre}.ranks", "integer >= 2 for imb", self.ranks)
+        if self.sample_cycles:
+            _check(self.measure_cycles % self.sample_cycles == 0
+                   and self.measure_cycles >= 2 * self.sample_cycles, f"{pre}.sample_cycles",
+                   f"0 or a divisor of measure_cycles ({self.measure_cycles}) at most half of "
+                   "it (two windows to compare)", self.sample_cycles)
 
     @property
     def synthetic(self) -> bool:
@@ -575,7 +585,8 @@ ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "n
                 "network.adaptive_bias", "network.adaptive_threshold", "network.vc_assignment",
                 "network.deadlock_check", "topology.local_latency", "topology.global_latency",
                 "workload.shift", "network.slow_nodes", "network.slow_share",
-                "network.slow_factor") + tuple(
+                "network.slow_factor", "workload.sample_cycles",
+                "workload.converge_tolerance") + tuple(
     f"protocol.{d.name}" for d, _users in declared_params() if d.added)
 
 SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,

@@ -49,7 +49,8 @@ from .dtypes import CTRL_CLASSES, KIND_CLASSES, MAX_MARKS
 from .errors import StoreError
 from .protocols.registry import all_outputs, protocol
 
-SCHEMA_VERSION = 3   # 2: credit_snapshot_in; 3: *_at_mark; stores of another version are refused
+SCHEMA_VERSION = 4   # 2: credit_snapshot_in; 3: *_at_mark; 4: measured_cycles, converged;
+                     # stores of another version are refused
 STR = np.dtypes.StringDType()
 RESERVED_ATTRS = ("extoll_vec_version", "schema_version", "configs")
 
@@ -119,6 +120,14 @@ SCHEMA: dict[str, Variable] = {
                                            "network-only traffic: mean creation-to-tail-delivery "
                                            "latency of packets created in the measurement window "
                                            "(NaN for MPI workloads)"),
+    "measured_cycles": Variable(P, _I, "cycles",
+                                "network-only traffic: the measurement window the throughput "
+                                "and latency cover (the last one with workload.sample_cycles; "
+                                "-1 for MPI workloads)"),
+    "converged": Variable(P, _I, "1", "network-only traffic with workload.sample_cycles: 1 if "
+                                      "two successive windows' throughputs came within "
+                                      "converge_tolerance, 0 if measure_cycles ran out first "
+                                      "(-1: not applicable)"),
     "simulated_cycles": Variable(P, _I, "cycles", "network cycles simulated"),
     "packets_delivered": Variable(P, _I, "packets", "packets delivered to their destination NIC"),
     "events_processed": Variable(P, _I, "events", "simulator events processed"),

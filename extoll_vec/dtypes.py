@@ -79,7 +79,8 @@ PROF_RANK_RETRIEVE = 11   # took a packet out of the mailbox (progress engine)
 PROF_RANK_WRITE = 12      # wrote a packet (data, control or RMA request) into the NIC
 PROF_RANK_IDLE = 13       # found nothing to do and went idle (or waits)
 PROF_RANK_OTHER = 14      # ran its program (posted a send or receive, computed, ...)
-N_PROF = 15               # rows of the profile array: event kinds and the turn classes above
+EV_SAMPLE = 15            # the end of a measurement window (workload.sample_cycles)
+N_PROF = 16               # rows of the profile array: event kinds and the turn classes above
 
 # ---- why a rank is not running -----------------------------------------------------------------
 W_NONE = 0        # running (an EV_RANK is scheduled)
@@ -189,7 +190,9 @@ P_SPEEDUP = 57        # crossbar speedup, fixed point: round(speedup * 2**SPEEDU
 P_POSTED_NODE = 58    # 1: host.posted_writes "node": a mailbox slot's release waits behind a full FIFO
 # -- 59 the send queue's scan (kernels/host.py _sendable) --
 P_SEND_MEMO = 59      # 1: the protocol's sends unblock only when the rank takes a control packet
-N_PAR = 60
+P_SAMPLE = 60         # network-only traffic: convergence window in cycles (0: one fixed window)
+P_CONV_TOL = 61       # its tolerance, fixed point (SINK_FRAC_BITS)
+N_PAR = 62
 ROUTER_VOQ = 0        # network.router "voq": virtual output queues (kernels/network.py)
 ROUTER_IQ = 1         # network.router "iq": one FIFO per input VC (kernels/router_iq.py)
 ROUTER_KINDS = ("voq", "iq")
@@ -197,6 +200,13 @@ SPEEDUP_FRAC_BITS = 16
 SPEEDUP_ONE = 1 << SPEEDUP_FRAC_BITS
 # a slow receiver's memory: cycles per flit in fixed point (state ej_sink, network.slow_factor)
 SINK_FRAC_BITS = 16
+# the measurement of network-only traffic, int64 [B, N_CV] (state syn_cv, kernels/nic.py)
+CV_START = 0      # first cycle of the measurement window the statistics cover
+CV_END = 1        # its end: the sources stop here (moved up when the throughput converges)
+CV_PREV = 2       # flits accepted in the previous window (-1: none yet)
+CV_SAMPLES = 3    # windows completed
+CV_CONVERGED = 4  # 1: two successive windows within the tolerance
+N_CV = 5
 
 # ---- routing plug-ins (network.routing) and port classes (topology port_class) -----------------
 RT_TABLE = 0          # route_port / vc_next tables (dimension order, minimal, e-cube)

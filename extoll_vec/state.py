@@ -14,7 +14,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .dtypes import CNT, IDX, MAX_LOOP_DEPTH, MAX_MARKS, N_CT, N_MC, TIME
+from .dtypes import CNT, IDX, MAX_LOOP_DEPTH, MAX_MARKS, N_CT, N_CV, N_MC, TIME
 
 I64 = np.int64
 I32 = np.int32
@@ -89,6 +89,7 @@ FIELDS = {
     "ej_sink": (I32, ("B", "N"), 0), "ej_done": (TIME, ("B", "N"), -1),
     "rq": (I32, ("B", "N", "RQ", 6), 0), "rq_head": (I32, ("B", "N"), 0), "rq_cnt": (I32, ("B", "N"), 0),
     "syn": (CNT, ("B", 8), 0), "syn_ctr": (I64, ("B", "N"), 0), "syn_dest": (IDX, ("B", "N"), -1),
+    "syn_cv": (TIME, ("B", N_CV), 0),     # the measurement window (dtypes.CV_*)
     # ranks (kernels/host.py)
     "rk_pc": (I32, ("B", "NR"), 0), "rk_wait": (I32, ("B", "NR"), 0), "rk_run": (I32, ("B", "NR"), 0),
     "rk_blk_s": (I32, ("B", "NR"), -1), "rk_blk_r": (I32, ("B", "NR"), -1),

@@ -22,10 +22,11 @@ import numpy as np
 from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, ERR_BUFFER_OVERFLOW, ERR_INVARIANT,
                                ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN, H_NIC_EJECT, H_NIC_INJECT,
                                P_HOOKS, EV_NIC_TX, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
-                               P_MAILBOX_HARD, P_MEASURE, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
-                               P_SYNTH, P_WARMUP, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
-                               PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, EV_NIC_DRAIN, P_ROUTER,
-                               ROUTER_VOQ, SINK_FRAC_BITS)
+                               P_MAILBOX_HARD, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
+                               P_SYNTH, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
+                               PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, EV_NIC_DRAIN, EV_SAMPLE,
+                               P_CONV_TOL, P_ROUTER, P_SAMPLE, ROUTER_VOQ, SINK_FRAC_BITS,
+                               CV_CONVERGED, CV_END, CV_PREV, CV_START, CV_SAMPLES)
 from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
                                       request_tx, wake_rank, splitmix64)
 from extoll_vec.kernels import flowctl
@@ -194,8 +195,8 @@ def nic_drain(S, T, par, b, n, now):
                 complete_recv(S, b, r, S.pk[b, h].aux2, 0, now)
         elif kind == PK_SYNTH:
             t0 = S.pk[b, h].t0
-            w0 = par[b, P_WARMUP]
-            w1 = w0 + par[b, P_MEASURE]
+            w0 = S.syn_cv[b, CV_START]
+            w1 = S.syn_cv[b, CV_END]
             if w0 <= t0 < w1:
                 S.syn[b, SY_LAT_SUM] += now - t0
                 S.syn[b, SY_LAT_CNT] += 1
@@ -246,8 +247,10 @@ def on_gen(S, T, par, b, n, now):
     """Synthetic source of node n creates one packet (uniform random or permutation)."""
     N = T.node_router.shape[0]
     L = par[b, P_SYN_FLITS]
-    w0 = par[b, P_WARMUP]
-    w1 = w0 + par[b, P_MEASURE]
+    w0 = S.syn_cv[b, CV_START]
+    w1 = S.syn_cv[b, CV_END]
+    if now >= w1:
+        return      # the measurement ended early (on_sample): the sources stop
     if par[b, P_SYNTH] == 2:
         dst = S.syn_dest[b, n]
     else:
@@ -268,3 +271,26 @@ def on_gen(S, T, par, b, n, now):
     t = now + next_gap(par, S, b, n)
     if t < w1:
         schedule(S, b, t, EV_GEN, n, 0, 0)
+
+
+@inner
+def on_sample(S, par, b, now):
+    """The end of a measurement window (workload.sample_cycles; seed 001, section 4.1: run
+    until the throughput of successive windows varies by less than the tolerance). Converged:
+    the measurement ends here, the statistics cover this window, the sources stop. Otherwise
+    the next window starts with zeroed statistics, unless this was the last one allowed
+    (measure_cycles), whose statistics are kept."""
+    acc = S.syn[b, SY_ACCEPTED]
+    prev = S.syn_cv[b, CV_PREV]
+    S.syn_cv[b, CV_SAMPLES] += 1
+    if prev >= 0 and (abs(acc - prev) << SINK_FRAC_BITS) <= par[b, P_CONV_TOL] * prev:
+        S.syn_cv[b, CV_CONVERGED] = 1
+        S.syn_cv[b, CV_END] = now
+        return
+    if now >= S.syn_cv[b, CV_END]:
+        return
+    S.syn_cv[b, CV_PREV] = acc
+    S.syn_cv[b, CV_START] = now
+    for k in range(6):          # SY_OFFERED .. SY_REFUSED: this window's statistics
+        S.syn[b, k] = 0
+    schedule(S, b, now + par[b, P_SAMPLE], EV_SAMPLE, 0, 0, 0)

@@ -10,10 +10,11 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from extoll_vec.dtypes import (ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS, EV_ARB,
-                               EV_CREDIT, EV_PROTO_TIMER, EV_EJ_CREDIT, EV_GEN, EV_NIC_CREDIT,
-                               EV_NIC_DRAIN, EV_NIC_RX, EV_NIC_TX, EV_RANK, P_DRAIN, P_MAX_CYCLES,
-                               P_MEASURE, P_NO_PROGRESS, P_ROUTER, P_SYNTH, P_WARMUP,
+from extoll_vec.dtypes import (CV_END, CV_PREV, CV_START, ERR_DEADLOCK, ERR_MAX_CYCLES,
+                               ERR_NO_PROGRESS, EV_ARB, EV_CREDIT, EV_PROTO_TIMER, EV_EJ_CREDIT,
+                               EV_GEN, EV_NIC_CREDIT, EV_NIC_DRAIN, EV_NIC_RX, EV_NIC_TX, EV_RANK,
+                               EV_SAMPLE, P_DRAIN, P_MAX_CYCLES, P_MEASURE, P_NO_PROGRESS,
+                               P_ROUTER, P_SYNTH, P_WARMUP, P_SAMPLE,
                                PROF_RANK_IDLE, PROF_RANK_OTHER, PROF_RANK_RETRIEVE,
                                PROF_RANK_WRITE, ROUTER_VOQ)
 from extoll_vec.kernels import flowctl
@@ -21,7 +22,8 @@ from extoll_vec.kernels.host import rank_step
 from extoll_vec.kernels.jit import entry, inner
 from extoll_vec.kernels.network import arbitrate, credit_arrived
 from extoll_vec.kernels.router_iq import iq_event
-from extoll_vec.kernels.nic import next_gap, nic_drain, nic_rx, nic_tx, on_ej_credit, on_gen
+from extoll_vec.kernels.nic import (next_gap, nic_drain, nic_rx, nic_tx, on_ej_credit, on_gen,
+                                   on_sample)
 from extoll_vec.kernels.wheel import next_time, pending, pop_at, pull_far, release, schedule
 
 
@@ -33,9 +35,15 @@ def start(S, T, par, starts):
     for b in range(B):
         flowctl.fc_init(S, T, par, b)
         if par[b, P_SYNTH] != 0:
+            w0 = par[b, P_WARMUP]
+            S.syn_cv[b, CV_START] = w0
+            S.syn_cv[b, CV_END] = w0 + par[b, P_MEASURE]
+            S.syn_cv[b, CV_PREV] = -1
+            if par[b, P_SAMPLE] > 0:
+                schedule(S, b, w0 + par[b, P_SAMPLE], EV_SAMPLE, 0, 0, 0)
             for n in range(T.node_router.shape[0]):
                 t = next_gap(par, S, b, n) - 1
-                if t < par[b, P_WARMUP] + par[b, P_MEASURE]:
+                if t < S.syn_cv[b, CV_END]:
                     schedule(S, b, t, EV_GEN, n, 0, 0)
         else:
             for r in range(S.rk_pc.shape[1]):
@@ -81,6 +89,8 @@ def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
         on_ej_credit(S, T, b, a, c, now)
     elif k == EV_PROTO_TIMER:
         flowctl.on_timer(S, T, par, b, a, bb, now)
+    elif k == EV_SAMPLE:
+        on_sample(S, par, b, now)
 
 
 @intrinsic
@@ -137,7 +147,6 @@ def advance(S, T, par, ops, t_stop, prof, lo, hi):
     for b in range(lo, hi):
         if S.finished[b] != 0 or S.status[b] != 0:
             continue
-        synth_end = par[b, P_WARMUP] + par[b, P_MEASURE] + par[b, P_DRAIN]
         while True:
             if pending(S, b) == 0:
                 if _member_finished(S, par, b):
@@ -149,7 +158,8 @@ def advance(S, T, par, ops, t_stop, prof, lo, hi):
             if t >= t_stop:
                 running += 1
                 break
-            if par[b, P_SYNTH] != 0 and t >= synth_end:
+            # (the measurement may end early: workload.sample_cycles, nic.on_sample)
+            if par[b, P_SYNTH] != 0 and t >= S.syn_cv[b, CV_END] + par[b, P_DRAIN]:
                 S.finished[b] = 1   # drain limit: the network is past saturation
                 break
             if t >= par[b, P_MAX_CYCLES]:

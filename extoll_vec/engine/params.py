@@ -74,6 +74,8 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_MEASURE] = w.measure_cycles
     p[D.P_DRAIN] = w.drain_cycles
     p[D.P_SEED] = cfg.seed
+    p[D.P_SAMPLE] = w.sample_cycles
+    p[D.P_CONV_TOL] = round(w.converge_tolerance * (1 << D.SINK_FRAC_BITS))
     p[D.P_NO_PROGRESS] = max(1, int(cfg.limits.no_progress_us * 1000 / n.cycle_ns))
     p[D.P_MAX_CYCLES] = cfg.limits.max_cycles
     p[D.P_RPN] = m.ranks_per_node

@@ -52,12 +52,16 @@ def results(batch) -> dict[str, np.ndarray]:
     out["max_link_utilization"] = util / sim_c
     nodes = batch.topology.n_nodes
     synth = par[:, D.P_SYNTH] != 0
-    meas = par[:, D.P_MEASURE].astype(np.float64) * nodes
+    window = np.where(synth, S.syn_cv[:, D.CV_END] - S.syn_cv[:, D.CV_START], 0)
+    meas = np.maximum(window, 1).astype(np.float64) * nodes
     nan = np.full(B, np.nan)
     out["accepted_flits_per_node_cycle"] = np.where(synth, S.syn[:, 1] / meas, nan)
     out["offered_flits_per_node_cycle"] = np.where(synth, S.syn[:, 0] / meas, nan)
     lat = np.where(S.syn[:, 3] > 0, S.syn[:, 2] / np.maximum(S.syn[:, 3], 1), np.nan)
     out["packet_latency_cycles_mean"] = np.where(synth, lat, nan)
+    out["measured_cycles"] = np.where(synth, window, -1).astype(np.int64)
+    out["converged"] = np.where(synth & (par[:, D.P_SAMPLE] > 0),
+                                S.syn_cv[:, D.CV_CONVERGED], -1).astype(np.int64)
     out["simulated_cycles"] = S.now.astype(np.int64)
     out["packets_delivered"] = S.delivered.astype(np.int64)
     out["events_processed"] = S.events.astype(np.int64)
