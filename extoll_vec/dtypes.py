@@ -190,7 +190,7 @@ P_SPEEDUP = 57        # crossbar speedup, fixed point: round(speedup * 2**SPEEDU
 P_POSTED_NODE = 58    # 1: host.posted_writes "node": a mailbox slot's release waits behind a full FIFO
 # -- 59 the send queue's scan (kernels/host.py _sendable) --
 P_SEND_MEMO = 59      # 1: the protocol's sends unblock only when the rank takes a control packet
-P_SAMPLE = 60         # network-only traffic: convergence window in cycles (0: one fixed window)
+P_SAMPLE = 60         # network-only traffic: sample length for convergence (0: one window)
 P_CONV_TOL = 61       # its tolerance, fixed point (SINK_FRAC_BITS)
 N_PAR = 62
 ROUTER_VOQ = 0        # network.router "voq": virtual output queues (kernels/network.py)

@@ -153,3 +153,9 @@ def alive_packets(S, b) -> np.ndarray:
         free[h] = True
         h = int(S.pk["next"][b, h])
     return ~free
+
+
+def node_counter(field: int):
+    """An Output extractor (protocols/registry.py): column `field` of the member's per-node
+    protocol state fcn, as int64 [nodes]."""
+    return lambda batch, b: batch.S.fcn[b, :, field].astype(np.int64)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
+from .audit import node_counter
 from .registry import Output, Param, Protocol
 
 # node state fcn[b, node, CN_*]
@@ -109,10 +110,6 @@ def audit(batch, b) -> list[str]:
     return out
 
 
-def _node(field):
-    return lambda batch, b: batch.S.fcn[b, :, field].astype(np.int64)
-
-
 PROTOCOLS = (
     Protocol("fecn", 6, hooks="extoll_vec.kernels.proto_fecn", mailbox="unused",
              parameters=("fecn_threshold", "fecn_gain", "becn_increment", "becn_decrement",
@@ -131,16 +128,16 @@ PROTOCOLS = (
              outputs={
                  "fecn_marked_received": Output(
                      ("point", "node"), np.int64, "packets",
-                     "fecn: FECN-marked packets each node received", _node(CN_FECN_RX)),
+                     "fecn: FECN-marked packets each node received", node_counter(CN_FECN_RX)),
                  "becn_received": Output(
                      ("point", "node"), np.int64, "packets",
-                     "fecn: packets with a BECN each node received", _node(CN_BECN_RX)),
+                     "fecn: packets with a BECN each node received", node_counter(CN_BECN_RX)),
                  "becn_explicit_sent": Output(
                      ("point", "node"), np.int64, "packets",
                      "fecn: one-flit BECN packets each node sent (FECNs from nodes it does "
-                     "not send to)", _node(CN_EXPLICIT)),
+                     "not send to)", node_counter(CN_EXPLICIT)),
                  "fecn_throttled": Output(
                      ("point", "node"), np.int64, "injections",
-                     "fecn: injections each node's throttle delayed", _node(CN_THROTTLED)),
+                     "fecn: injections each node's throttle delayed", node_counter(CN_THROTTLED)),
              }),
 )

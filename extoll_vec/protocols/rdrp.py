@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from .audit import alive_packets
+from .audit import alive_packets, node_counter
 from .registry import Output, Param, Protocol
 
 # node state fcn[b, node, CN_*]
@@ -87,10 +87,6 @@ def audit(batch, b) -> list[str]:
     return out
 
 
-def _node(field):
-    return lambda batch, b: batch.S.fcn[b, :, field].astype(np.int64)
-
-
 PROTOCOLS = (
     Protocol("rdrp", 7, hooks="extoll_vec.kernels.proto_rdrp", mailbox="unused",
              parameters=("outstanding",),
@@ -103,12 +99,12 @@ PROTOCOLS = (
                  "rdrp_piggybacked": Output(
                      ("point", "node"), np.int64, "credits",
                      "rdrp: credits each node returned piggybacked on its packets",
-                     _node(CN_PIGGY)),
+                     node_counter(CN_PIGGY)),
                  "rdrp_credit_packets": Output(
                      ("point", "node"), np.int64, "packets",
-                     "rdrp: one-flit credit packets each node sent", _node(CN_EXPLICIT)),
+                     "rdrp: one-flit credit packets each node sent", node_counter(CN_EXPLICIT)),
                  "rdrp_held": Output(
                      ("point", "node"), np.int64, "injections",
-                     "rdrp: injections each node held for lack of a credit", _node(CN_HELD)),
+                     "rdrp: injections each node held for lack of a credit", node_counter(CN_HELD)),
              }),
 )
