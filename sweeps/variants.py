@@ -404,6 +404,25 @@ slots suffice); every one of the 40 overheads >= 0 within 2 SE (the lowest: Redu
 static at 64, -0.8 +- 0.6 %); Scatterv and Gatherv cost +187/+105 % (dynamic) and +217/+94 %
 (static) at 8 slots, the abnormal ones the paper leaves out.""",
     },
+    "imb_reps_rooted": {
+        "target": "extoll_imb",
+        "sets": [
+            "name=extoll_imb_reps_rooted",
+            "workload.start_skew_ns=2000",
+            "repeat={count: 4, seed: 0}",
+            "axes.bench={zip: {workload.benchmark: [Barrier, Gather, Scatter],"
+            " workload.iterations: [1000, 100, 100]}}",
+        ],
+        "fingerprint": "6e1041f7257e672a768b75888743ceef2927831de0b2bdf0a9f2774a4f7d8508",
+        "minutes": 4,
+        "notes": """\
+The second group of imb_reps (see imb_reps_small): Barrier (1000 repetitions), Gather and
+Scatter (100), 4 replicates. 144 points, 4 minutes on 2 workers. Rows:
+docs/data/paper_scale/imb_reps/extoll_imb_benchmarks_rooted.csv. Measured: Barrier static
++3.2 / +2.2 / +1.5 / +1.2 % and dynamic +1.4 / +1.2 / +1.2 / +1.1 % at 8/16/32/64 slots (SE
+0.02-0.04); Gather and Scatter under 0.1 % (mostly rendezvous, which EXTOLL's credits do not
+cover); every one of the 24 overheads >= 0 within 2 SE.""",
+    },
     "imb_credit5ns": {
         "target": "extoll_imb",
         "sets": [
