@@ -222,7 +222,8 @@ def compute(name: str, path=None, out_dir=None, rows=None) -> Table:
     tgt = get_target(name)
     if rows is not None:
         if tgt.from_rows is None:
-            can = [t.name for t in load_targets().values() if t.from_rows is not None]
+            can = [f"{t.name} ({t.from_rows.rows_file})" for t in load_targets().values()
+                   if t.from_rows is not None]
             raise ConfigError("--from-rows", f"{name} is computed from a result store only; "
                                              f"targets that read rows: {', '.join(can)}")
         if path is not None:

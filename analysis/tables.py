@@ -23,8 +23,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
                         "same spec run with more seeds into a second store)")
     p.add_argument("--from-rows", dest="rows", metavar="ROWS.csv", action="append",
                    help="compute from the per-point rows that runs of the target wrote with "
-                        "--out (extoll_imb: extoll_imb_benchmarks.csv); repeat it to combine "
-                        "parts of one sweep run separately (each point in one file only)")
+                        "--out (a target that reads rows says which file when refused); "
+                        "repeat it to combine parts of one sweep run separately (each point "
+                        "in one file only)")
     p.add_argument("-o", "--output", metavar="OUT.csv", help="also write the table as CSV")
     p.add_argument("--out", dest="out_dir", metavar="DIR",
                    help="write NAME.csv and NAME.png into DIR; without --from, first run the "

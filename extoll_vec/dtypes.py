@@ -191,7 +191,7 @@ P_POSTED_NODE = 58    # 1: host.posted_writes "node": a mailbox slot's release w
 # -- 59 the send queue's scan (kernels/host.py _sendable) --
 P_SEND_MEMO = 59      # 1: the protocol's sends unblock only when the rank takes a control packet
 P_SAMPLE = 60         # network-only traffic: sample length for convergence (0: one window)
-P_CONV_TOL = 61       # its tolerance, fixed point (SINK_FRAC_BITS)
+P_CONV_TOL = 61       # its tolerance, fixed point (TOL_FRAC_BITS)
 N_PAR = 62
 ROUTER_VOQ = 0        # network.router "voq": virtual output queues (kernels/network.py)
 ROUTER_IQ = 1         # network.router "iq": one FIFO per input VC (kernels/router_iq.py)
@@ -207,6 +207,7 @@ CV_PREV = 2       # flits accepted in the previous window (-1: none yet)
 CV_SAMPLES = 3    # windows completed
 CV_CONVERGED = 4  # 1: two successive windows within the tolerance
 N_CV = 5
+TOL_FRAC_BITS = 16   # workload.converge_tolerance in fixed point (P_CONV_TOL)
 
 # ---- routing plug-ins (network.routing) and port classes (topology port_class) -----------------
 RT_TABLE = 0          # route_port / vc_next tables (dimension order, minimal, e-cube)

@@ -26,7 +26,8 @@ from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, ERR_BUFFER_OVERFLOW, ERR_INVA
                                P_SYNTH, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, EV_NIC_DRAIN, EV_SAMPLE,
                                P_CONV_TOL, P_ROUTER, P_SAMPLE, ROUTER_VOQ, SINK_FRAC_BITS,
-                               CV_CONVERGED, CV_END, CV_PREV, CV_START, CV_SAMPLES)
+                               TOL_FRAC_BITS, CV_CONVERGED, CV_END, CV_PREV, CV_START,
+                               CV_SAMPLES)
 from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
                                       request_tx, wake_rank, splitmix64)
 from extoll_vec.kernels import flowctl
@@ -283,7 +284,7 @@ def on_sample(S, par, b, now):
     acc = S.syn[b, SY_ACCEPTED]
     prev = S.syn_cv[b, CV_PREV]
     S.syn_cv[b, CV_SAMPLES] += 1
-    if prev >= 0 and (abs(acc - prev) << SINK_FRAC_BITS) <= par[b, P_CONV_TOL] * prev:
+    if prev >= 0 and (abs(acc - prev) << TOL_FRAC_BITS) <= par[b, P_CONV_TOL] * prev:
         S.syn_cv[b, CV_CONVERGED] = 1
         S.syn_cv[b, CV_END] = now
         return

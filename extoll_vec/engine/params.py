@@ -75,7 +75,7 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_DRAIN] = w.drain_cycles
     p[D.P_SEED] = cfg.seed
     p[D.P_SAMPLE] = w.sample_cycles
-    p[D.P_CONV_TOL] = round(w.converge_tolerance * (1 << D.SINK_FRAC_BITS))
+    p[D.P_CONV_TOL] = round(w.converge_tolerance * (1 << D.TOL_FRAC_BITS))
     p[D.P_NO_PROGRESS] = max(1, int(cfg.limits.no_progress_us * 1000 / n.cycle_ns))
     p[D.P_MAX_CYCLES] = cfg.limits.max_cycles
     p[D.P_RPN] = m.ranks_per_node
@@ -108,5 +108,6 @@ def sink_rates(cfg: RunConfig, n_nodes: int) -> np.ndarray:
     out = np.zeros(n_nodes, np.int32)
     f = cfg.network.slow_factor
     if f > 1.0:
-        out[slow_nodes(n_nodes, cfg.slow_node_count, cfg.seed)] = round(f * (1 << D.SINK_FRAC_BITS))
+        sink = round(f * (1 << D.SINK_FRAC_BITS))
+        out[slow_nodes(n_nodes, cfg.slow_node_count, cfg.seed)] = sink
     return out
