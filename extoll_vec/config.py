@@ -340,6 +340,10 @@ class NetworkConfig(_Section):
     # crossbar speedup: a packet of L flits occupies its crossbar input ceil(L / speedup) cycles
     # (the output link still sends one flit per cycle); 2.4 in seed 001
     speedup: float = _num(1.0, 1.0, 16.0, "times the link rate", "speedup")
+    # iq router: flits that may wait at an output behind the packet on its link, switched
+    # ahead at the crossbar's speed with the downstream credits taken (Booksim's output
+    # buffer; 0: an output takes a packet only when its link is free)
+    output_queue_flits: int = _int(0, 0, 2**24, "flits", "iq router only; 0: none")
     # routing plug-in (kernels/routing.py): table = the topology's tables (dimension order,
     # dragonfly minimal, e-cube); valiant, ugal (UGAL-L), par (progressive adaptive): dragonfly
     routing: str = _choice("table", ROUTINGS)
@@ -371,6 +375,9 @@ class NetworkConfig(_Section):
                f">= {mx} (the largest packet, virtual cut-through)", self.buffer_flits)
         _check(self.nic_ejection_flits >= mx, f"{pre}.nic_ejection_flits",
                f">= {mx} (the largest packet)", self.nic_ejection_flits)
+        _check(self.output_queue_flits == 0 or self.router == "iq",
+               f"{pre}.output_queue_flits", "0 unless network.router is iq (the VOQ router "
+               "has no output buffer)", self.output_queue_flits)
 
     @property
     def packet_overhead_bytes(self) -> int:
@@ -582,7 +589,7 @@ class LimitsConfig(_Section):
 # store written before it existed can still be resumed: RunConfig.identity_dict) and a store
 # without its coordinate reads as holding the default (dataset.open_result).
 ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "network.routing",
-                "network.adaptive_bias", "network.adaptive_threshold", "network.vc_assignment",
+                "network.adaptive_bias", "network.adaptive_threshold", "network.output_queue_flits", "network.vc_assignment",
                 "network.deadlock_check", "topology.local_latency", "topology.global_latency",
                 "workload.shift", "network.slow_nodes", "network.slow_share",
                 "network.slow_factor", "workload.sample_cycles",

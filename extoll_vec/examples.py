@@ -77,6 +77,40 @@ def tiny() -> RunConfig:
     return _alltoall([2, 2], 16, 4)
 
 
+def _dragonfly(p: int, a: int, h: int) -> RunConfig:
+    """Seed 001's Booksim machine (section 4.1) at any size: input-queued routers with 2.4x
+    speedup, 256-flit VC buffers, 16-flit packets, local links 2 and global links 10 cycles,
+    PAR (bias 2, threshold 30 flits); what the paper leaves to Booksim's iq_router: output
+    buffers unbounded but by the downstream credits (4 VCs x 256 flits) and a 3-cycle
+    pipeline (its dragonfly example's VC, switch and crossbar stages; docs/reproduction/
+    portals_dragonfly.md says what each changes); pairwise permutation traffic at offered
+    load 1.0, run until the throughput of successive 1000-cycle windows varies by under 5 %
+    (at most 20 windows after 2000 cycles of warm-up). The NIC's ejection buffer holds a VC buffer's
+    256 flits: what a slow receiver backs up before the network does."""
+    return from_dict({
+        "topology": {"kind": "dragonfly", "p": p, "a": a, "h": h, "local_latency": 2,
+                     "global_latency": 10},
+        "network": {"router": "iq", "speedup": 2.4, "output_queue_flits": 1024,
+                     "router_delay": 3, "routing": "par", "vcs": 4, "buffer_flits": 256,
+                     "nic_ejection_flits": 256},
+        "workload": {"kind": "pairwise", "injection_rate": 1.0, "packet_flits": 16,
+                     "warmup_cycles": 2000, "sample_cycles": 1000, "measure_cycles": 20000,
+                     "converge_tolerance": 0.05, "drain_cycles": 0},
+    })
+
+
+@_example("dragonfly-5256")
+def dragonfly_5256() -> RunConfig:
+    """Seed 001's Dragonfly: 5,256 nodes (73 groups of 72), PAR, pairwise traffic at load 1."""
+    return _dragonfly(6, 12, 6)
+
+
+@_example("dragonfly-72")
+def dragonfly_72() -> RunConfig:
+    """dragonfly-5256 at reduced scale: 72 nodes (9 groups of 8), p=2 a=4 h=2."""
+    return _dragonfly(2, 4, 2)
+
+
 # Model variants: parameter sets that replace calibrated defaults together, each fitted by
 # analysis/calibration.py to the same two reference times as the defaults (docs/calibration.md).
 # A sweep spec names one with `base: {variant: NAME}`; the benchmarks take --variant NAME.

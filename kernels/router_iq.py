@@ -11,12 +11,19 @@ credit-based link flow control, table routing, the same event kinds EV_ARB and E
 - Internal speedup s (network.speedup, fixed point P_SPEEDUP): the crossbar moves a packet's
   flits s times faster than a link, so a packet of L flits occupies its crossbar input
   ceil(L / s) cycles, but never ends before its tail has arrived over the input link
-  (xbar_free). The output link serializes at one flit per cycle: the output is busy L cycles
-  and holds only the packet it sends (no output buffer beyond it), so a packet is switched
-  only to a free output with credits for all of it. What speedup buys is the input side: an
-  input whose head went out may serve its next head (on another VC, to another output) after
-  ceil(L / s) cycles instead of L, which offsets the allocator's matching losses. With s = 1
-  both routers are today's model exactly (the VOQ router reads the same helper).
+  (xbar_free). The output link serializes at one flit per cycle. What speedup buys is the
+  input side: an input whose head went out may serve its next head (on another VC, to
+  another output) after ceil(L / s) cycles instead of L, which offsets the allocator's
+  matching losses. With s = 1 both routers are today's model exactly (the VOQ router reads
+  the same helper).
+- Output buffer (network.output_queue_flits, Q): a packet is switched to an output while at
+  most Q flits wait there for its link (op_busy - now), with credits for all of it taken at
+  the switch (Booksim's iq_router with internal speedup moves flits into output buffers,
+  unbounded by default, so only the downstream credits bound them); it leaves on the link
+  when the flits ahead of it have gone (op_busy), and its input's buffer space goes back
+  upstream at the crossbar read, not at the link. Q = 0: an output takes a packet only when
+  its link is free (the model before the field existed). The downstream router routes it
+  when it is switched here, at most Q cycles before its head leaves the link.
 - Separable allocation, input-first, round-robin at both stages, one grant per input and per
   output per allocation (allocate): (1) every free input offers the head of one of its VCs,
   round-robin from the VC after its last granted one, among heads that are ready and whose
@@ -48,7 +55,7 @@ granted at each output. The buffer, credit and busy arrays are the VOQ router's.
 from numba.cpython.unsafe.numbers import trailing_zeros   # LLVM cttz: the lowest set bit
 
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, EV_ARB, EV_CREDIT, EV_NIC_CREDIT, EV_NIC_RX,
-                               H_ROUTER, MAX_VCS, P_BUF_FLITS, P_HOOKS, P_LINK_LAT,
+                               H_ROUTER, MAX_VCS, P_BUF_FLITS, P_HOOKS, P_LINK_LAT, P_OUTQ,
                                P_ROUTER_DELAY, P_SPEEDUP, SPEEDUP_ONE, VC_SHIFT)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels.jit import inner
@@ -171,7 +178,8 @@ def _send(S, T, par, b, r, pi, vi, h, po, now):
     lat = par[b, P_LINK_LAT]
     t_in = xbar_free(par, b, S.pk[b, h].ready, L, now)
     S.ip_busy[b, r, pi] = t_in
-    S.op_busy[b, r, po] = now + L
+    d = max(now, S.op_busy[b, r, po])   # its head leaves on the link after the queued flits
+    S.op_busy[b, r, po] = d + L
     S.op_util[b, r, po] += L
     S.hops[b] += 1
     if par[b, P_HOOKS] & H_ROUTER:   # the protocol's router hook, as in network.arbitrate
@@ -179,9 +187,9 @@ def _send(S, T, par, b, r, pi, vi, h, po, now):
     credits_upstream(S, T, par, b, r, pi, vi, L, t_in)
     dn = T.terminal_node[r, po]
     if dn >= 0:
-        schedule(S, b, now + lat + L - 1, EV_NIC_RX, dn, h, 0)
+        schedule(S, b, d + lat + L - 1, EV_NIC_RX, dn, h, 0)
     else:
-        iq_accept(S, T, par, b, T.neighbor[r, po], T.neighbor_port[r, po], vo, h, now)
+        iq_accept(S, T, par, b, T.neighbor[r, po], T.neighbor_port[r, po], vo, h, d)
 
 
 @inner
@@ -191,6 +199,7 @@ def allocate(S, T, par, b, r, now):
     V = S.iq_head.shape[3]
     P = S.iq_head.shape[2]
     MW = S.iq_mask.shape[2]
+    outq = par[b, P_OUTQ]
     k = 0
     # stage 1: each free input offers one head, round-robin over its VCs
     for w in range(MW):
@@ -208,8 +217,8 @@ def allocate(S, T, par, b, r, now):
                 if S.iq_head[b, r, pi, vi] < 0 or S.iq_hrdy[b, r, pi, vi] > now:
                     continue
                 po = S.iq_hout[b, r, pi, vi]
-                if S.op_busy[b, r, po] > now:
-                    continue
+                if S.op_busy[b, r, po] - now > outq:
+                    continue   # more flits wait at the output than its buffer holds
                 if S.cr[b, r, po, S.iq_hovc[b, r, pi, vi]] < S.iq_hlen[b, r, pi, vi]:
                     continue   # the credit's arrival brings it back
                 S.iq_req[b, k] = (pi << VC_SHIFT) | vi
@@ -245,7 +254,7 @@ def allocate(S, T, par, b, r, now):
             po = S.iq_hout[b, r, pi, vi]
             if S.cr[b, r, po, S.iq_hovc[b, r, pi, vi]] < S.iq_hlen[b, r, pi, vi]:
                 continue
-            t = max(S.iq_hrdy[b, r, pi, vi], S.ip_busy[b, r, pi], S.op_busy[b, r, po])
+            t = max(S.iq_hrdy[b, r, pi, vi], S.ip_busy[b, r, pi], S.op_busy[b, r, po] - outq)
             if t <= now:
                 t = now + 1
             if retry < 0 or t < retry:

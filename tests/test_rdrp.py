@@ -68,3 +68,24 @@ def test_only_for_network_only_traffic():
                    "workload": {"kind": "alltoall", "ranks": 16},
                    "mpi": {"ranks_per_node": 4}, "protocol": {"name": "rdrp"}})
     assert exc.value.field == "protocol.name"
+
+
+def test_the_pool_counts_credit_packets_by_credits_not_by_flits():
+    """Credit packets are 1 flit; sizing counts them as one per credit (each carries at least
+    one) instead of filling every buffer with 1-flit packets (engine/sizing.proto_packets),
+    and the pool still holds at saturation with credit packets everywhere (permutation
+    traffic: none piggybacked)."""
+    from extoll_vec.engine.sizing import least_packet_flits, proto_packets
+    from extoll_vec.kernels import sim
+    c = cfg(64, kind="permutation")
+    assert least_packet_flits(c) == 16 and proto_packets(c) == 72 * 64
+    batch = Batch([c])
+    S, t, peak = batch.S, 0, 0
+    while t < 4000:
+        t += 25
+        sim.advance(S, batch.T, batch.par, batch.ops, t, None, 0, 1)
+        assert S.status[0] == 0
+        peak = max(peak, int(S.pk_meta[0, 1]))
+    assert peak <= batch.sizes["NPK"] - 1024
+    batch.run()
+    assert audit(batch, 0) == []

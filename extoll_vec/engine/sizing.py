@@ -64,31 +64,50 @@ def ring_slots(packets_in: int) -> int:
 
 def least_packet_flits(cfg: RunConfig) -> int:
     """Flits of the smallest packet cfg's run can create (the kernels' pk_new calls, sized by
-    NetworkConfig.flits = kernels/common.flits_of). Synthetic runs: workload.packet_flits,
-    their only packet. MPI runs: an eager VELO packet carries min(velo_payload, header +
-    bytes - i * velo_payload) bytes, at least 1 (its last packet) or 0 when the header and the
-    message are empty; an RMA data packet at least 1 byte (its last); control packets (8
-    bytes), GETs (16) and rendezvous requests (header + 16) are not smaller."""
-    if protocol(cfg.protocol.name).nic_queue(cfg) > 0:
-        return 1   # a protocol's NIC-level packets (kernels/common.proto_send) may be 1 flit
+    NetworkConfig.flits = kernels/common.flits_of), leaving out a protocol's NIC-level packets
+    when it bounds how many of those are alive (proto_packets). Synthetic runs:
+    workload.packet_flits, their only packet. MPI runs: an eager VELO packet carries
+    min(velo_payload, header + bytes - i * velo_payload) bytes, at least 1 (its last packet)
+    or 0 when the header and the message are empty; an RMA data packet at least 1 byte (its
+    last); control packets (8 bytes), GETs (16) and rendezvous requests (header + 16) are not
+    smaller."""
+    if protocol(cfg.protocol.name).nic_queue(cfg) > 0 and _proto_alive(cfg) is None:
+        return 1   # its NIC-level packets (kernels/common.proto_send) may be 1 flit, unbounded
     if cfg.workload.synthetic:
         return cfg.workload.packet_flits
     return cfg.network.flits(0 if cfg.mpi.header_bytes == 0 else 1)
 
 
+def _proto_alive(cfg: RunConfig) -> int | None:
+    p = protocol(cfg.protocol.name)
+    return None if p.proto_alive is None else p.proto_alive(cfg)
+
+
+def proto_packets(cfg: RunConfig) -> int:
+    """A protocol's NIC-level packets alive at once, at most, beside the bound of
+    least_packet_flits: its declared bound (rdrp: one per credit, since each carries at least
+    one), or, without one, those it may queue at each node (the rest are counted as 1-flit
+    packets filling the buffers)."""
+    q = cfg.n_nodes * protocol(cfg.protocol.name).nic_queue(cfg)
+    bound = _proto_alive(cfg)
+    return q if bound is None or q == 0 else bound
+
+
 def pool_packets(configs: Sequence[RunConfig], R: int, P: int, V: int, N: int, FQ: int) -> int:
     """Packets that can be alive at once, at most (the packet pool NPK). A packet lives in a
-    NIC injection FIFO (FQ per node), in a router input VC buffer (from the moment its head
-    leaves upstream: its space is reserved by credits), or between a router's ejection port
-    and the end of its NIC's drain (holding ejection credits); nowhere else (kernels/nic.py,
-    network.py, router_iq.py move a packet from one to the next within one event; the mailbox
-    keeps a copy, not the packet). A buffer of F flits holds at most F // (least packet
-    flits) packets, since every packet occupies at least that many of its flits; so the pool
-    never runs out (ERR_POOL), whatever the traffic (tests/test_router_iq.py runs the least
-    packets at saturation). 1024 spare."""
+    NIC injection FIFO (FQ per node), in a protocol's NIC queue, in a router input VC buffer
+    (from the moment its head leaves upstream: its space is reserved by credits), or between
+    a router's ejection port and the end of its NIC's drain (holding ejection credits);
+    nowhere else (kernels/nic.py, network.py, router_iq.py move a packet from one to the next
+    within one event; the mailbox keeps a copy, not the packet). A buffer of F flits holds at
+    most F // (least packet flits) packets, since every packet occupies at least that many of
+    its flits; a protocol's packets left out of that bound are bounded by proto_packets; so
+    the pool never runs out (ERR_POOL), whatever the traffic (tests/test_router_iq.py runs
+    the least packets at saturation). 1024 spare."""
     vc = max(c.network.buffer_flits // least_packet_flits(c) for c in configs)
     ej = max(c.network.nic_ejection_flits // least_packet_flits(c) for c in configs)
-    return R * P * V * vc + N * (FQ + ej) + 1024
+    return (R * P * V * vc + N * (FQ + ej) + max(proto_packets(c) for c in configs)
+            + 1024)
 
 
 def protocol_sizes(configs: Sequence[RunConfig]) -> dict:
@@ -117,7 +136,7 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
     SQ = max(f.max_isends for f in figs) + 2 if NR else 1
     RD = max(f.max_irecvs for f in figs) + 2 if NR else 1
     ps = protocol_sizes(configs)
-    NPK = pool_packets(configs, R, P, V, N, FQ) + N * ps["PQ"]
+    NPK = pool_packets(configs, R, P, V, N, FQ)
     sizes = dict(B=len(configs), R=R, P=P, V=V, MW=-(-P * D.MAX_VCS // 64), N=N, FQ=FQ,
                  NW=max(rpn, 1), EQ=EQ, RQ=max(rpn, 1) * SQ, NR=NR,
                  MC=max(mailbox_capacity(c, f) if f.ring is None else

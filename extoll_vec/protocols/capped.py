@@ -95,6 +95,8 @@ PROTOCOLS = (
              check_run=_check_run, node_fields=lambda pc: NODE_FIELDS,
              node_params=_node_params, node_param_count=lambda pc: 1,
              nic_queue=lambda cfg: cfg.protocol.cap * cfg.n_nodes,
+             # a credit packet returns one credit, and a node's cap are conserved
+             proto_alive=lambda cfg: cfg.protocol.cap * cfg.n_nodes,
              packet_fields=("credit", "mark"), params=_params, audit=audit,
              outputs={
                  "capped_marks_received": Output(

@@ -123,7 +123,10 @@ PROTOCOLS = (
                        Param("becn_decay_cycles", "int", 4, 1, 10**9, "cycles",
                              note="aggressive: 50")),
              check=_check, check_run=_check_run, node_fields=lambda pc: NODE_FIELDS,
-             nic_queue=lambda cfg: 64, packet_fields=("fecn", "becn"), params=_params,
+             nic_queue=lambda cfg: 64,
+             # pairwise: every FECN comes from the node it sends to, answered piggybacked
+             proto_alive=lambda cfg: 0 if cfg.workload.kind == "pairwise" else None,
+             packet_fields=("fecn", "becn"), params=_params,
              audit=audit,
              outputs={
                  "fecn_marked_received": Output(

@@ -94,6 +94,8 @@ PROTOCOLS = (
                              note="seed 001's c: outstanding 16-flit transfers per node"),),
              check_run=_check_run, node_fields=lambda pc: NODE_FIELDS,
              nic_queue=lambda cfg: cfg.protocol.outstanding + 8,
+             # a credit packet carries at least one credit, and a node's c are conserved
+             proto_alive=lambda cfg: cfg.topology.n_nodes * cfg.protocol.outstanding,
              packet_fields=("credit", "returned"), params=_params, audit=audit,
              outputs={
                  "rdrp_piggybacked": Output(

@@ -119,6 +119,9 @@ class Protocol:
     node_params: Callable | None = None  # (RunConfig, topology) -> int64 [N, KNP]: npar
     node_param_count: Callable = _zero   # KNP as a function of the section (sizing w/o topology)
     nic_queue: Callable = _zero        # PK_PROTO packets a node may queue (cfg -> slots)
+    proto_alive: Callable | None = None  # cfg -> its PK_PROTO packets alive at once, at most
+                              # (queued, in the network, in ejection buffers), or None: no bound
+                              # (engine/sizing.py then sizes every buffer full of 1-flit packets)
     packet_fields: tuple[str, ...] = ()  # pk_pf int32 [B, NPK, PF] columns, in order
     params: Callable | None = None     # params(cfg, p): write its par slots (P_PP0.. or its own)
     audit: Callable = _no_problems     # audit(batch, b) -> problems of a finished member
