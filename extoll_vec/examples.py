@@ -84,9 +84,11 @@ def _dragonfly(p: int, a: int, h: int) -> RunConfig:
     buffers unbounded but by the downstream credits (4 VCs x 256 flits) and a 3-cycle
     pipeline (its dragonfly example's VC, switch and crossbar stages; docs/reproduction/
     portals_dragonfly.md says what each changes); pairwise permutation traffic at offered
-    load 1.0, run until the throughput of successive 1000-cycle windows varies by under 5 %
-    (at most 20 windows after 2000 cycles of warm-up). The NIC's ejection buffer holds a VC buffer's
-    256 flits: what a slow receiver backs up before the network does."""
+    load 1.0, run until the throughput of successive 2000-cycle windows varies by under 5 %
+    (at most 20 windows) after 5000 cycles of warm-up: slow receivers' congestion trees take
+    3000-5000 cycles to grow, and 1000-cycle windows converge before they have
+    (benchmarks/bench_slow_receivers.py --windows). The NIC's ejection buffer holds a VC
+    buffer's 256 flits: what a slow receiver backs up before the network does."""
     return from_dict({
         "topology": {"kind": "dragonfly", "p": p, "a": a, "h": h, "local_latency": 2,
                      "global_latency": 10},
@@ -94,7 +96,7 @@ def _dragonfly(p: int, a: int, h: int) -> RunConfig:
                      "router_delay": 3, "routing": "par", "vcs": 4, "buffer_flits": 256,
                      "nic_ejection_flits": 256},
         "workload": {"kind": "pairwise", "injection_rate": 1.0, "packet_flits": 16,
-                     "warmup_cycles": 2000, "sample_cycles": 1000, "measure_cycles": 20000,
+                     "warmup_cycles": 5000, "sample_cycles": 2000, "measure_cycles": 40000,
                      "converge_tolerance": 0.05, "drain_cycles": 0},
     })
 
