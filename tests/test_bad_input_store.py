@@ -329,6 +329,9 @@ MISSING = {   # target: (in the store of reference points only, in the store of 
     "extoll_imb": ("no imb point (workloads: alltoall)", "no imb point (workloads: alltoall)"),
     "extoll_credit_evolution": ("no multiphase point (workloads: alltoall)",
                                 "no multiphase point"),
+    "portals_slow_nodes": ("no completed pairwise-traffic point",) * 2,
+    "portals_fecn": ("no completed pairwise-traffic point",) * 2,
+    "portals_rdrp": ("no completed pairwise-traffic point",) * 2,
 }
 
 
