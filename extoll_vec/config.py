@@ -440,10 +440,23 @@ class MpiConfig(_Section):
     # bytes of payload per VELO packet (56: 64-byte slot)
     velo_payload: int = _int(VELO_PAYLOAD_BYTES, 1, VELO_PAYLOAD_BYTES, "bytes")
     limic: bool = _flag(True)    # same-node ranks use shared memory (LiMIC)
+    # rendezvous (messages above eager_threshold): "get", one RMA GET of the whole message
+    # once the request matched (EXTOLL MPI, section 3); "chunked", seed 001's receiver-driven
+    # rendezvous (section 3.2): the first chunk goes with the request into a bounce buffer,
+    # the receiver then gets the rest in chunk_bytes pieces, at most outstanding_gets at once
+    # (triggered gets: the NIC sends the next when a chunk has arrived)
+    rendezvous: str = _choice("get", ("get", "chunked"))
+    chunk_bytes: int = _int(4096, 1, 2**24, "bytes", "rendezvous chunked only")
+    outstanding_gets: int = _int(30, 1, 4096, "gets", "seed 001's c; rendezvous chunked only")
 
     def check(self, pre: str = "mpi") -> None:
         _check(self.header_bytes < self.velo_payload, f"{pre}.header_bytes",
                f"0..{self.velo_payload - 1}", self.header_bytes)
+        for name in ("chunk_bytes", "outstanding_gets"):
+            default = MpiConfig.__dataclass_fields__[name].default
+            _check(self.rendezvous == "chunked" or getattr(self, name) == default,
+                   f"{pre}.{name}", f"{default} (the default) unless {pre}.rendezvous is "
+                   "chunked", getattr(self, name))
 
     def packets(self, nbytes: int) -> int:
         """VELO packets of an eager message: header + payload in velo_payload-byte pieces."""
@@ -589,7 +602,8 @@ class LimitsConfig(_Section):
 # store written before it existed can still be resumed: RunConfig.identity_dict) and a store
 # without its coordinate reads as holding the default (dataset.open_result).
 ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "network.routing",
-                "network.adaptive_bias", "network.adaptive_threshold", "network.output_queue_flits", "network.vc_assignment",
+                "network.adaptive_bias", "network.adaptive_threshold", "network.output_queue_flits",
+                "mpi.rendezvous", "mpi.chunk_bytes", "mpi.outstanding_gets", "network.vc_assignment",
                 "network.deadlock_check", "topology.local_latency", "topology.global_latency",
                 "workload.shift", "network.slow_nodes", "network.slow_share",
                 "network.slow_factor", "workload.sample_cycles",

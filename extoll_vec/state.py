@@ -87,7 +87,7 @@ FIELDS = {
     # slow receivers: the memory's cycles per flit (fixed point, 0: link rate) and the cycle
     # the head packet of the ejection buffer is written (-1: not started)
     "ej_sink": (I32, ("B", "N"), 0), "ej_done": (TIME, ("B", "N"), -1),
-    "rq": (I32, ("B", "N", "RQ", 6), 0), "rq_head": (I32, ("B", "N"), 0), "rq_cnt": (I32, ("B", "N"), 0),
+    "rq": (I32, ("B", "N", "RQ", 7), 0), "rq_head": (I32, ("B", "N"), 0), "rq_cnt": (I32, ("B", "N"), 0),
     "syn": (CNT, ("B", 8), 0), "syn_ctr": (I64, ("B", "N"), 0), "syn_dest": (IDX, ("B", "N"), -1),
     "syn_cv": (TIME, ("B", N_CV), 0),     # the measurement window (dtypes.CV_*)
     # ranks (kernels/host.py)
@@ -110,6 +110,15 @@ FIELDS = {
     # the first rk_sqblk[r] sends of the queue are known blocked (host._sendable, P_SEND_MEMO)
     "rk_sqblk": (I32, ("B", "NR"), 0),
     "rd_state": (I32, ("B", "NR", "RD"), 0), "rd_src": (I32, ("B", "NR", "RD"), 0),
+    # a matched rendezvous receive (kernels/rendezvous.py): bytes still to arrive, offset of
+    # the next chunk to get, gets outstanding, the sender and its send slot, the message bytes
+    "rd_left": (I64, ("B", "NR", "RD"), 0), "rd_next": (I64, ("B", "NR", "RD"), 0),
+    "rd_out": (I32, ("B", "NR", "RD"), 0), "rd_peer": (I32, ("B", "NR", "RD"), 0),
+    "rd_slot": (I32, ("B", "NR", "RD"), 0), "rd_total": (I64, ("B", "NR", "RD"), 0),
+    # a rendezvous send: RMA bytes not yet sent, the receive it matched at the destination
+    # (-1: not yet), its first chunk's bounce state (RNDV_BOUNCE_*)
+    "sd_rma": (I64, ("B", "NR", "SQ"), 0), "sd_rj": (I32, ("B", "NR", "SQ"), -1),
+    "sd_bounce": (I32, ("B", "NR", "SQ"), 0),
     "pr_ring": (I32, ("B", "NR", "RD"), 0), "pr_cnt": (I32, ("B", "NR"), 0),
     "ux_src": (I32, ("B", "NR", "UQ"), 0), "ux_bytes": (I64, ("B", "NR", "UQ"), 0),
     "ux_slot": (I32, ("B", "NR", "UQ"), 0), "ux_seq": (I64, ("B", "NR", "UQ"), 0),

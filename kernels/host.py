@@ -25,7 +25,7 @@ when it matches.
 Matching is MPI's: a receive takes the oldest unmatched message of its source (one FIFO per
 source); ANY_SOURCE takes the oldest over all sources (by arrival sequence number).
 """
-from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_PROGRAM, ERR_QUEUE,
+from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, P_CHUNK, CT_PIGGYBACK, ERR_PROGRAM, ERR_QUEUE,
                                ERR_SPARE,
                                EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, MC_DELAYED,
                                MC_FCCPU, MC_MSGS, MC_STALL, OP_COMPUTE,
@@ -36,6 +36,7 @@ from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, CT_PIGGYBACK, ERR_P
                                PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
                                W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
+from extoll_vec.kernels import rendezvous as rndv
 from extoll_vec.kernels.common import (flits_of, message_packets, nic_block_rank, nic_full,
                                       nic_push, nic_release_one, pk_new, wake_rank)
 from extoll_vec.kernels.fc_fields import CQ_TYPE, F_SEQ_TX
@@ -140,7 +141,13 @@ def _queue_get(S, b, r, src, slot, nbytes, j):
 @inner
 def _deliver_to(S, par, b, r, j, src, nbytes, slot, now):
     """Message (src, nbytes, slot) meets posted receive j of rank r."""
-    if slot >= 0:
+    if slot >= 0 and par[b, P_CHUNK] != 0:    # seed 001's chunked rendezvous
+        done = rndv.matched(S, par, b, r, j, src, slot, nbytes, now)
+        if done >= 1:
+            complete_recv(S, b, r, j, 0, now)
+        if done == 2:
+            complete_send(S, b, src, slot, now)
+    elif slot >= 0:
         _queue_get(S, b, r, src, slot, nbytes, j)
         wake_rank(S, b, r, now)
     elif slot == UX_LIMIC:
@@ -286,6 +293,7 @@ def _write_data(S, T, par, b, r, d, now):
     if nbytes > par[b, P_EAGER]:
         h = pk_new(S, b, PK_RNDV, r, dst, T.rank_node[dst], flits_of(par, b, par[b, P_MPI_HDR] + 16),
                    1, nbytes, d, 0, now)
+        rndv.request_written(S, T, par, b, r, d, dst, nbytes, now)
     else:
         pay = par[b, P_VELO_PAYLOAD]
         total = par[b, P_MPI_HDR] + nbytes

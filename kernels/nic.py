@@ -25,12 +25,13 @@ from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, ERR_BUFFER_OVERFLOW, ERR_INVA
                                P_MAILBOX_HARD, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, EV_NIC_DRAIN, EV_SAMPLE,
-                               P_CONV_TOL, P_ROUTER, P_SAMPLE, ROUTER_VOQ, SINK_FRAC_BITS,
+                               P_CHUNK, P_CONV_TOL, P_ROUTER, P_SAMPLE, ROUTER_VOQ, SINK_FRAC_BITS,
                                TOL_FRAC_BITS, CV_CONVERGED, CV_END, CV_PREV, CV_START,
                                CV_SAMPLES)
 from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
                                       request_tx, wake_rank, splitmix64)
 from extoll_vec.kernels import flowctl
+from extoll_vec.kernels import rendezvous as rndv
 from extoll_vec.kernels.fc_fields import F_SEQ_RX
 from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write
 from extoll_vec.kernels.jit import inner
@@ -73,6 +74,18 @@ def nic_tx(S, T, par, b, n, now):
             return
         S.pq_head[b, n] = (S.pq_head[b, n] + 1) % PQ
         S.pq_cnt[b, n] -= 1
+    elif use_rma and S.rq[b, n, S.rq_head[b, n], 6] == rndv.RQ_GET:   # a triggered chunk GET
+        k = S.rq_head[b, n]
+        L = flits_of(par, b, 16)
+        if S.nic_cr[b, n] < L:
+            return
+        h = pk_new(S, b, PK_RMA_GET, S.rq[b, n, k, 2], S.rq[b, n, k, 1], S.rq[b, n, k, 0], L,
+                   1, S.rq[b, n, k, 3], S.rq[b, n, k, 4], S.rq[b, n, k, 5], now)
+        if h < 0:
+            return
+        S.st_sent[b, S.rq[b, n, k, 2], 2] += 1
+        S.rq_head[b, n] = (k + 1) % RQ
+        S.rq_cnt[b, n] -= 1
     elif use_rma:
         k = S.rq_head[b, n]
         this = min(par[b, P_RMA_BYTES], S.rq[b, n, k, 3])
@@ -80,8 +93,10 @@ def nic_tx(S, T, par, b, n, now):
         if S.nic_cr[b, n] < L:
             return
         left = S.rq[b, n, k, 3] - this
+        # the chunk's (or whole message's) last packet; the first chunk's packets carry the
+        # send slot, for the bounce buffer (kernels/rendezvous.py)
         h = pk_new(S, b, PK_RMA_DATA, S.rq[b, n, k, 2], S.rq[b, n, k, 1], S.rq[b, n, k, 0], L,
-                   1 if left == 0 else 0, this, 0, S.rq[b, n, k, 5], now)
+                   1 if left == 0 else 0, this, S.rq[b, n, k, 4], S.rq[b, n, k, 5], now)
         if h < 0:
             return
         S.st_sent[b, S.rq[b, n, k, 2], 2] += 1
@@ -89,6 +104,7 @@ def nic_tx(S, T, par, b, n, now):
         if left == 0:
             S.rq_head[b, n] = (k + 1) % RQ
             S.rq_cnt[b, n] -= 1
+        if rndv.data_sent(S, b, S.rq[b, n, k, 2], S.rq[b, n, k, 4], this):
             complete_send(S, b, S.rq[b, n, k, 2], S.rq[b, n, k, 4], now)
     else:
         Q = S.nq.shape[2]
@@ -177,23 +193,24 @@ def nic_drain(S, T, par, b, n, now):
             S.fc[b, i, F_SEQ_RX] += 1
             mailbox_write(S, par, b, r, h)
             wake_rank(S, b, r, now)
-        elif kind == PK_RMA_GET:
-            RQ = S.rq.shape[2]
-            if S.rq_cnt[b, n] >= RQ:
-                S.status[b] |= ERR_QUEUE
-                return
-            k = (S.rq_head[b, n] + S.rq_cnt[b, n]) % RQ
-            S.rq[b, n, k, 0] = T.rank_node[S.pk[b, h].src]
-            S.rq[b, n, k, 1] = S.pk[b, h].src
-            S.rq[b, n, k, 2] = r
-            S.rq[b, n, k, 3] = S.pk[b, h].pay
-            S.rq[b, n, k, 4] = S.pk[b, h].aux
-            S.rq[b, n, k, 5] = S.pk[b, h].aux2
-            S.rq_cnt[b, n] += 1
-            request_tx(S, b, n, max(now, S.nic_busy[b, n]))
+        elif kind == PK_RMA_GET:   # the RMA engine serves it: data back to the getter
+            src = S.pk[b, h].src
+            rndv.rq_push(S, b, n, T.rank_node[src], src, r, S.pk[b, h].pay, S.pk[b, h].aux,
+                         S.pk[b, h].aux2, rndv.RQ_DATA, now)
         elif kind == PK_RMA_DATA:
-            if S.pk[b, h].last == 1:
-                complete_recv(S, b, r, S.pk[b, h].aux2, 0, now)
+            if par[b, P_CHUNK] == 0:
+                if S.pk[b, h].last == 1:
+                    complete_recv(S, b, r, S.pk[b, h].aux2, 0, now)
+            else:
+                src = S.pk[b, h].src
+                slot = S.pk[b, h].aux
+                j = rndv.on_data(S, T, par, b, r, src, slot, S.pk[b, h].aux2,
+                                 S.pk[b, h].pay, S.pk[b, h].last, now)
+                if j <= -2:                      # the first chunk: the send completes too
+                    complete_send(S, b, src, slot, now)
+                    j = -2 - j
+                if j >= 0:
+                    complete_recv(S, b, r, j, 0, now)
         elif kind == PK_SYNTH:
             t0 = S.pk[b, h].t0
             w0 = S.syn_cv[b, CV_START]

@@ -67,6 +67,9 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_ROUTER] = D.ROUTER_KINDS.index(n.router)
     p[D.P_SPEEDUP] = round(n.speedup * D.SPEEDUP_ONE)   # fixed point (dtypes.SPEEDUP_FRAC_BITS)
     p[D.P_OUTQ] = n.output_queue_flits
+    chunked = cfg.mpi.rendezvous == "chunked"
+    p[D.P_CHUNK] = cfg.mpi.chunk_bytes if chunked else 0
+    p[D.P_GETS] = cfg.mpi.outstanding_gets if chunked else 1
     p[D.P_SYNTH] = {"uniform": 1, "permutation": 2, "shift": 2, "pairwise": 2}.get(w.kind, 0)
     # Bernoulli injection: w.injection_rate flits per node per cycle in packets of packet_flits
     p[D.P_GEN_P32] = min(1 << 32, int(round(w.injection_rate / w.packet_flits * 2**32)))

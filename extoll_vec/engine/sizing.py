@@ -122,6 +122,15 @@ def protocol_sizes(configs: Sequence[RunConfig]) -> dict:
                 PQ=max(p.nic_queue(c) for p, c in recs))
 
 
+def rma_slots(configs: Sequence[RunConfig], SQ: int, RD: int) -> int:
+    """Entries of a NIC's RMA queue per rank (kernels/nic.py rq): one GET served per send
+    descriptor; chunked rendezvous (kernels/rendezvous.py): per send its first chunk and up to
+    c chunk GETs served at once, per receive up to c triggered GETs waiting to leave."""
+    c = max(cfg.mpi.outstanding_gets if cfg.mpi.rendezvous == "chunked" else 0
+            for cfg in configs)
+    return SQ if c == 0 else SQ * (c + 1) + RD * c
+
+
 def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigures]) -> dict:
     """The size of every dimension of state.FIELDS for a batch (also the planner's estimate)."""
     c0 = configs[0]
@@ -138,11 +147,14 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
     ps = protocol_sizes(configs)
     NPK = pool_packets(configs, R, P, V, N, FQ)
     sizes = dict(B=len(configs), R=R, P=P, V=V, MW=-(-P * D.MAX_VCS // 64), N=N, FQ=FQ,
-                 NW=max(rpn, 1), EQ=EQ, RQ=max(rpn, 1) * SQ, NR=NR,
+                 NW=max(rpn, 1), EQ=EQ, RQ=max(rpn, 1) * rma_slots(configs, SQ, RD), NR=NR,
                  MC=max(mailbox_capacity(c, f) if f.ring is None else
                         min(mailbox_capacity(c, f), f.ring) for c, f in zip(configs, figs)),
                  SQ=SQ, RD=RD,
-                 UQ=max(f.inbound_messages for f in figs) + 2, GQ=RD,
+                 # GETs the CPU writes: one per receive; chunked, the first c of each
+                 GQ=RD * max(c.mpi.outstanding_gets if c.mpi.rendezvous == "chunked" else 1
+                             for c in configs),
+                 UQ=max(f.inbound_messages for f in figs) + 2,
                  # a credit packet, a request and a response per peer in the pair table
                  CQ=3 * max(NR if f.max_peers is None else f.max_peers for f in figs) + 16,
                  NR1=NR + 1,   # the pair table's row starts; NPAIR: its entries and the sink
