@@ -49,6 +49,8 @@ SY_LAT_SUM = 2    # latency sum of packets created in the window
 SY_LAT_CNT = 3
 SY_CREATED = 4    # packets created in the window
 SY_REFUSED = 5    # packets not generated because the source queue was full
+SY_MADE = 6       # packets created over the whole run (the audit: engine/diagnostics.py)
+SY_TAKEN = 7      # of them, taken out of the network by their destination's NIC
 
 
 @inner
@@ -220,6 +222,7 @@ def nic_drain(S, T, par, b, n, now):
                 S.syn[b, SY_LAT_CNT] += 1
             if w0 <= now < w1:
                 S.syn[b, SY_ACCEPTED] += S.pk[b, h].flits
+            S.syn[b, SY_TAKEN] += 1
         L = S.pk[b, h].flits
         S.ej_done[b, n] = -1
         S.ej_head[b, n] = (S.ej_head[b, n] + 1) % EQ
@@ -284,6 +287,7 @@ def on_gen(S, T, par, b, n, now):
         h = pk_new(S, b, PK_SYNTH, n, dst, dst, L, 1, 0, 0, 0, now)
         if h >= 0:
             nic_push(S, par, b, n, h, now)
+            S.syn[b, SY_MADE] += 1
             if in_window:
                 S.syn[b, SY_CREATED] += 1
     t = now + next_gap(par, S, b, n)

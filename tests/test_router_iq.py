@@ -16,7 +16,7 @@ from extoll_vec.engine.sizing import estimate_parts, least_packet_flits, topolog
 from extoll_vec.errors import ConfigError
 from extoll_vec.examples import get_example
 from extoll_vec.kernels import sim
-from extoll_vec.kernels.nic import SY_LAT_CNT, SY_LAT_SUM
+from extoll_vec.kernels.nic import SY_LAT_CNT, SY_LAT_SUM, SY_MADE
 
 
 def _mesh(router="voq", speedup=1.0, rate=0.5, flits=4, dims=(4, 4, 4), **net):
@@ -67,6 +67,7 @@ def _inject(batch, b, node, dst, flits):
     S.pk_meta[b, 1] += 1
     S.pk["kind"][b, h], S.pk["src"][b, h], S.pk["dst"][b, h], S.pk["dnode"][b, h] = D.PK_SYNTH, node, dst, dst
     S.pk["flits"][b, h], S.pk["last"][b, h], S.pk["t0"][b, h] = flits, 1, 0
+    S.syn[b, SY_MADE] += 1      # as the generator counts it (the engine's conservation audit)
     Q = S.nq.shape[2]
     S.nq[b, node, (S.nq_head[b, node] + S.nq_cnt[b, node]) % Q] = h
     S.nq_cnt[b, node] += 1

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..errors import SimulationError
+from ..protocols.audit import alive_packets
 from ..protocols.registry import protocol_with_id
 from ..protocols.fc_layout import F_SEQ_RX, F_SEQ_TX
 from .pairs import lookup, pairs_of
@@ -92,6 +93,16 @@ def check_invariants(batch, b: int) -> None:
     """Conservation after a completed run: every packet and credit is accounted for."""
     S, p = batch.S, batch.par[b]
     errors = []
+    if p[D.P_SYNTH] != 0:
+        # network-only traffic: every packet made was taken out by its destination or is
+        # still alive (in a source queue, a buffer, on a link): none lost
+        from ..kernels.nic import SY_MADE, SY_TAKEN
+        made, taken = int(S.syn[b, SY_MADE]), int(S.syn[b, SY_TAKEN])
+        alive = int(S.pk_meta[b, 1])     # every packet alive; a protocol's own ones too
+        if made != taken + alive:        # then count the traffic's alone (a walk of the pool)
+            alive = int((alive_packets(S, b) & (S.pk["kind"][b] == D.PK_SYNTH)).sum())
+        if made != taken + alive:
+            errors.append(f"packets made {made} != taken out {taken} + alive {alive}")
     if p[D.P_SYNTH] == 0:
         sent = int(S.st_sent[b].sum())
         if sent != int(S.delivered[b]):
