@@ -55,3 +55,19 @@ def test_portals_rdrp(out):
         gains = [float(r["gain_over_best_fecn"]) for r in rows
                  if r["slow_factor"] == f and not r["outstanding"]]
         assert max(gains) == 1.0                     # the best FECN/BECN setting is the unit
+
+
+def test_the_protocols_outputs_land_in_the_sweep_store(out):
+    """A sweep store holds the outputs of the protocols its points run (dataset.schema_for),
+    filled for the points of other protocols: rdrp's credit counters, fecn's marks."""
+    import numpy as np
+    import xarray as xr
+    run_target(out, "portals_rdrp")
+    ds = xr.open_zarr(out / "portals_rdrp.quick.zarr")
+    names = ds["protocol_name"].values
+    sent = ds["rdrp_credit_packets"].values
+    assert (sent[names == "rdrp"] >= 0).all() and sent[names == "rdrp"].sum() > 0
+    assert (sent[names != "rdrp"] == -1).all()
+    assert (ds["fecn_marked_received"].values[names == "fecn"] >= 0).all()
+    assert np.isin(["becn_received", "rdrp_held"], list(ds.data_vars)).all()
+

@@ -63,20 +63,22 @@ def _template(sweep: Sweep):
     """The store's Dataset with lazy (dask) fill values for the data and the mask."""
     import dask.array as da
 
-    from ..dataset import SCHEMA, build_dataset, result_sizes
+    from ..dataset import build_dataset, result_sizes, schema_for
 
     configs = list(sweep.configs)
     sizes = result_sizes(configs)
+    # the results of every point plus the outputs of the protocols the sweep runs
+    schema = schema_for(configs)
     fills = {name: np.broadcast_to(np.array(var.fill, var.dtype),
                                    tuple(sizes[d] for d in var.dims))
-             for name, var in SCHEMA.items()}
+             for name, var in schema.items()}
     attrs = {"sweep_name": sweep.name, "sweep_fingerprint": sweep.fingerprint,
              "sweep_spec": sweep.text,
              "sweep_axes": json.dumps([a.to_json() for a in sweep.axes], separators=(",", ":")),
              "git_revision": git_revision()}
     ds = build_dataset(configs, fills, attrs=attrs)
     encoding = {}
-    for name, var in SCHEMA.items():
+    for name, var in schema.items():
         shape = tuple(sizes[d] for d in var.dims)
         chunks = tuple(1 if d == "point" else max(sizes[d], 1) for d in var.dims)
         ds[name] = (var.dims, da.full(shape, var.fill, dtype=var.dtype,
@@ -204,7 +206,7 @@ def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | 
     deep=True, every chunk of every array decodes. A store without consolidated metadata is
     read through its arrays' own metadata (valid); a symbolic link is followed."""
     from ..config import ADDED_FIELDS, from_dict
-    from ..dataset import CONFIG_COORDS, SCHEMA, version_problem
+    from ..dataset import CONFIG_COORDS, PROTOCOL_SCHEMA, SCHEMA, version_problem
     damaged, foreign = _FIX[for_what]
     p = Path(path)
 
@@ -324,6 +326,7 @@ def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | 
                      f" (no {name}/zarr.json)")
             raise bad(f"damaged store: array {name} is missing{where}")
     expected = {MASK: (("point",), "bool")}
+    expected.update({k: (v.dims, v.dtype.name) for k, v in PROTOCOL_SCHEMA.items()})
     expected.update({k: (v.dims, v.dtype.name) for k, v in SCHEMA.items()})
     order = list(dict.fromkeys(required + sorted(names)))
     shapes = {}
@@ -457,12 +460,14 @@ class StoreWriter:
     """Writes finished points into a sweep store (one process at a time: the client)."""
 
     def __init__(self, path: str | os.PathLike):
-        from ..dataset import SCHEMA
+        from ..dataset import PROTOCOL_SCHEMA, SCHEMA
         self.path = Path(path)
         self.group = _open_group(path, mode="r+")
-        self.arrays = {name: self.group[name] for name in SCHEMA}
+        # SCHEMA always; a protocol's outputs where the store has them (the sweep runs it)
+        self.schema = {**SCHEMA, **{k: v for k, v in PROTOCOL_SCHEMA.items()
+                                    if k in self.group}}
+        self.arrays = {name: self.group[name] for name in self.schema}
         self.mask = self.group[MASK]
-        self.schema = SCHEMA
 
     def _padded(self, name: str, a: np.ndarray) -> np.ndarray:
         from ..dataset import pad_points
