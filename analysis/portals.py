@@ -123,6 +123,15 @@ def _curves(gs: dict, name: str, factor: float) -> list[tuple[int, Group]]:
                   if s == name and (f == factor or (n == 0 and f == 1.0)))
 
 
+def _axes(ax, xlabel: str, title: str, legend: int = 8) -> None:
+    """The figures' common frame: normalized throughput 0..1 against xlabel."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("normalized throughput")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=legend)
+    ax.set_title(title, fontsize=9)
+
+
 # ---- Figure 1 ---------------------------------------------------------------------------------
 @target("portals_slow_nodes", "Seed 001 Figure 1: normalized throughput of pairwise traffic "
         "on the Dragonfly against the share of slow receivers (2x, 8x), spread over "
@@ -162,11 +171,7 @@ def portals_slow_nodes(ds, out_dir=None) -> Table:
             hi = [max(g.values) - g.mean for _n, g in pts]
             ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=f"{f:g}x slower")
         ax.axhline(PAPER_BASELINE, color="grey", ls=":", label="paper, no slow nodes")
-        ax.set_xlabel("slow receivers (% of nodes)")
-        ax.set_ylabel("normalized throughput")
-        ax.set_ylim(0, 1)
-        ax.legend(fontsize=8)
-        ax.set_title("Figure 1: mean, min-max over permutations", fontsize=9)
+        _axes(ax, "slow receivers (% of nodes)", "Figure 1: mean, min-max over permutations")
         write_outputs(table, fig, out_dir, "portals_slow_nodes")
     return table
 
@@ -266,10 +271,6 @@ def portals_rdrp(ds, out_dir=None) -> Table:
                            label=f"best of baseline/FECN ({best_name}), {f:g}x")
         ax.axvline(PAPER_BEST_C, color="grey", lw=0.8)
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("outstanding transfers c (16-flit gets)")
-        ax.set_ylabel("normalized throughput")
-        ax.set_ylim(0, 1)
-        ax.legend(fontsize=7)
-        ax.set_title("Figure 5: 1 % slow receivers", fontsize=9)
+        _axes(ax, "outstanding transfers c (16-flit gets)", "Figure 5: 1 % slow receivers", 7)
         write_outputs(table, fig, out_dir, "portals_rdrp")
     return table
