@@ -484,6 +484,26 @@ slots: Sendrecv dynamic +7.6 / +8.6 / +7.6 / +7.7 % (SE 0.5-0.6), static +241.8 
 +16.6 / +9.1 % (SE 0.4-1.2); Exchange dynamic +7.2 / +7.1 / +7.1 / +7.1 %, static +115.8 /
 +44.5 / +20.0 / +8.9 % (SE under 0.02). Every one of the 16 overheads >= 0 beyond 2 SE.""",
     },
+    "imb_reps_allgather": {
+        "target": "extoll_imb",
+        "sets": [
+            "name=extoll_imb_reps_allgather",
+            "workload.start_skew_ns=2000",
+            "repeat={count: 4, seed: 0}",
+            "axes.bench={zip: {workload.benchmark: [Allgather, Allgatherv],"
+            " workload.iterations: [5, 5]}}",
+        ],
+        "fingerprint": "938c9f9e221f2a270125125eda82f78e7242e388bcdfc0ff9b63c0b6f82ac339",
+        "minutes": 7,
+        "notes": """\
+The sixth group of imb_reps (see imb_reps_small): Allgather and Allgatherv (IMB's equal
+counts: the same programs, computed once), 5 repetitions, 4 replicates. 96 points, 6.5
+minutes on 2 workers. Rows: docs/data/paper_scale/imb_reps/extoll_imb_benchmarks_allgather.csv.
+Measured at 8/16/32/64 slots: dynamic +0.10 / -0.09 / -0.16 / -0.00 %, static +0.44 / +0.11 /
+-0.02 / +0.08 % (SE 0.18-0.25): no overhead distinguishable from zero (1024 x 2 KB is
+Open MPI's neighbor exchange, whose 4 KB messages are rendezvous, which EXTOLL's credits do
+not cover, as Gather and Scatter).""",
+    },
     "imb_credit5ns": {
         "target": "extoll_imb",
         "sets": [
