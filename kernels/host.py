@@ -125,16 +125,7 @@ def complete_recv(S, b, r, j, extra, now):
 
 @inner
 def _queue_get(S, b, r, src, slot, nbytes, j):
-    G = S.gq.shape[2]
-    if S.gq_cnt[b, r] >= G:
-        S.status[b] |= ERR_QUEUE
-        return
-    k = (S.gq_head[b, r] + S.gq_cnt[b, r]) % G
-    S.gq[b, r, k, 0] = src
-    S.gq[b, r, k, 1] = slot
-    S.gq[b, r, k, 2] = nbytes
-    S.gq[b, r, k, 3] = j
-    S.gq_cnt[b, r] += 1
+    rndv.gq_push(S, b, r, src, slot, nbytes, j)
     S.rd_state[b, r, j] = 2
 
 

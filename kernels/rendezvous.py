@@ -58,6 +58,23 @@ def rq_push(S, b, n, dnode, dst, src, nbytes, slot, j, kind, now):
 
 
 @inner
+def gq_push(S, b, r, src, slot, nbytes, j):
+    """Rank r's CPU is to write a GET of nbytes of src's send slot for its receive j (host.py's
+    turn, step 2); False if its GET queue is full (an error flag is set)."""
+    G = S.gq.shape[2]
+    if S.gq_cnt[b, r] >= G:
+        S.status[b] |= ERR_QUEUE
+        return False
+    k = (S.gq_head[b, r] + S.gq_cnt[b, r]) % G
+    S.gq[b, r, k, 0] = src
+    S.gq[b, r, k, 1] = slot
+    S.gq[b, r, k, 2] = nbytes
+    S.gq[b, r, k, 3] = j
+    S.gq_cnt[b, r] += 1
+    return True
+
+
+@inner
 def request_written(S, T, par, b, r, d, dst, nbytes, now):
     """Rank r wrote the request of rendezvous send d (nbytes to dst): its RMA bytes are all to
     send; chunked, its NIC puts the first chunk now."""
@@ -106,20 +123,12 @@ def matched(S, par, b, r, j, src, slot, nbytes, now):
             done = 2
     else:
         S.sd_rj[b, src, slot] = j                    # expected: its arrival will count
-    G = S.gq.shape[2]
     for _ in range(par[b, P_GETS]):
         this = _next_get(S, par, b, r, j)
         if this == 0:
             break
-        if S.gq_cnt[b, r] >= G:
-            S.status[b] |= ERR_QUEUE
+        if not gq_push(S, b, r, src, slot, this, j):
             return 0
-        k = (S.gq_head[b, r] + S.gq_cnt[b, r]) % G
-        S.gq[b, r, k, 0] = src
-        S.gq[b, r, k, 1] = slot
-        S.gq[b, r, k, 2] = this
-        S.gq[b, r, k, 3] = j
-        S.gq_cnt[b, r] += 1
     wake_rank(S, b, r, now)
     if S.rd_left[b, r, j] == 0:
         return max(done, 1)
