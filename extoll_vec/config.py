@@ -602,8 +602,9 @@ class LimitsConfig(_Section):
 # store written before it existed can still be resumed: RunConfig.identity_dict) and a store
 # without its coordinate reads as holding the default (dataset.open_result).
 ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "network.routing",
-                "network.adaptive_bias", "network.adaptive_threshold", "network.output_queue_flits",
-                "mpi.rendezvous", "mpi.chunk_bytes", "mpi.outstanding_gets", "network.vc_assignment",
+                "network.adaptive_bias", "network.adaptive_threshold",
+                "network.output_queue_flits", "mpi.rendezvous", "mpi.chunk_bytes",
+                "mpi.outstanding_gets", "network.vc_assignment",
                 "network.deadlock_check", "topology.local_latency", "topology.global_latency",
                 "workload.shift", "network.slow_nodes", "network.slow_share",
                 "network.slow_factor", "workload.sample_cycles",
