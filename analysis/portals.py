@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ..config import ProtocolConfig
+from ..protocols.fecn import AGGRESSIVE
 from .extoll_common import completed, configs, figure, write_outputs
 from .registry import Needs, Table, target
 
@@ -55,11 +57,14 @@ def setting(cfg) -> str:
     p = cfg.protocol
     if p.name == "none":
         return "baseline"
-    if p.name == "fecn":
-        default = p.fecn_gain == 1.0 and p.becn_decay_cycles == 4
-        aggressive = p.fecn_gain == 2.0 and p.becn_decay_cycles == 50
-        return "fecn" if default else "fecn_aggressive" if aggressive else (
-            f"fecn gain {p.fecn_gain:g} decay {p.becn_decay_cycles}")
+    if p.name == "fecn":   # the paper's two sets: the defaults and fecn.AGGRESSIVE
+        keys = [k.split(".", 1)[1] for k in AGGRESSIVE]
+        here = tuple(getattr(p, k) for k in keys)
+        if here == tuple(getattr(ProtocolConfig(), k) for k in keys):
+            return "fecn"
+        if here == tuple(AGGRESSIVE.values()):
+            return "fecn_aggressive"
+        return f"fecn gain {p.fecn_gain:g} decay {p.becn_decay_cycles}"
     if p.name == "rdrp":
         return f"rdrp c={p.outstanding}"
     return p.name
@@ -246,8 +251,8 @@ def portals_rdrp(ds, out_dir=None) -> Table:
                                                          sg[1].cfg.protocol.outstanding)):
             c = g.cfg.protocol.outstanding if s.startswith("rdrp") else ""
             gain = g.mean / best.mean if best is not None else math.nan
-            rows.append(_row((s, f, g.cfg.slow_node_count), g)[:1] + [c]
-                        + _row((s, f, g.cfg.slow_node_count), g)[1:] + [gain])
+            row = _row((s, f, g.cfg.slow_node_count), g)
+            rows.append(row[:1] + [c] + row[1:] + [gain])
         if rdrp and best is not None:
             c_best, g_best = max(rdrp, key=lambda cg: cg[1].mean)
             at30 = dict(rdrp).get(PAPER_BEST_C)

@@ -29,11 +29,12 @@ from pathlib import Path
 from bench_router import peak_rss
 from record import add_option, save
 
+from extoll_vec.protocols.fecn import AGGRESSIVE
+
 CASES = {
     "base": {"protocol.name": "none"},
     "fecn": {"protocol.name": "fecn"},
-    "fecn_aggressive": {"protocol.name": "fecn", "protocol.fecn_gain": 2.0,
-                        "protocol.becn_decay_cycles": 50},
+    "fecn_aggressive": {"protocol.name": "fecn", **AGGRESSIVE},
     "rdrp30": {"protocol.name": "rdrp", "protocol.outstanding": 30},
 }
 

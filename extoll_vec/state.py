@@ -110,13 +110,12 @@ FIELDS = {
     # the first rk_sqblk[r] sends of the queue are known blocked (host._sendable, P_SEND_MEMO)
     "rk_sqblk": (I32, ("B", "NR"), 0),
     "rd_state": (I32, ("B", "NR", "RD"), 0), "rd_src": (I32, ("B", "NR", "RD"), 0),
-    # a matched rendezvous receive (kernels/rendezvous.py): bytes still to arrive, offset of
-    # the next chunk to get, gets outstanding, the sender and its send slot, the message bytes
+    # a matched chunked rendezvous receive (kernels/rendezvous.py): bytes still to arrive,
+    # offset of the next chunk to get, the message bytes
     "rd_left": (I64, ("B", "NR", "RD"), 0), "rd_next": (I64, ("B", "NR", "RD"), 0),
-    "rd_out": (I32, ("B", "NR", "RD"), 0), "rd_peer": (I32, ("B", "NR", "RD"), 0),
-    "rd_slot": (I32, ("B", "NR", "RD"), 0), "rd_total": (I64, ("B", "NR", "RD"), 0),
+    "rd_total": (I64, ("B", "NR", "RD"), 0),
     # a rendezvous send: RMA bytes not yet sent, the receive it matched at the destination
-    # (-1: not yet), its first chunk's bounce state (RNDV_BOUNCE_*)
+    # (-1: not yet), its first chunk's bounce state (kernels/rendezvous.py RNDV_*)
     "sd_rma": (I64, ("B", "NR", "SQ"), 0), "sd_rj": (I32, ("B", "NR", "SQ"), -1),
     "sd_bounce": (I32, ("B", "NR", "SQ"), 0),
     "pr_ring": (I32, ("B", "NR", "RD"), 0), "pr_cnt": (I32, ("B", "NR"), 0),

@@ -449,7 +449,7 @@ def rank_step(S, T, par, ops, b, r, now):
         G = S.gq.shape[2]
         k = S.gq_head[b, r]
         src = S.gq[b, r, k, 0]
-        h = pk_new(S, b, PK_RMA_GET, r, src, T.rank_node[src], flits_of(par, b, 16), 1,
+        h = pk_new(S, b, PK_RMA_GET, r, src, T.rank_node[src], flits_of(par, b, rndv.GET_BYTES), 1,
                    S.gq[b, r, k, 2], S.gq[b, r, k, 1], S.gq[b, r, k, 3], now)
         S.gq_head[b, r] = (k + 1) % G
         S.gq_cnt[b, r] -= 1

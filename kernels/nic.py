@@ -78,7 +78,7 @@ def nic_tx(S, T, par, b, n, now):
         S.pq_cnt[b, n] -= 1
     elif use_rma and S.rq[b, n, S.rq_head[b, n], 6] == rndv.RQ_GET:   # a triggered chunk GET
         k = S.rq_head[b, n]
-        L = flits_of(par, b, 16)
+        L = flits_of(par, b, rndv.GET_BYTES)
         if S.nic_cr[b, n] < L:
             return
         h = pk_new(S, b, PK_RMA_GET, S.rq[b, n, k, 2], S.rq[b, n, k, 1], S.rq[b, n, k, 0], L,

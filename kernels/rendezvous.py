@@ -4,7 +4,7 @@
 - The sender writes the rendezvous request (a VELO packet into the receiver's mailbox, as for
   "get") and its NIC puts the message's first chunk (mpi.chunk_bytes) at once, with RMA data
   packets, into a bounce buffer at the receiver (Portals' truncating overflow-list entry):
-  `put_first_chunk`.
+  `request_written`.
 - When the request matches a receive (`matched`), the receiver's CPU posts the gets of the
   next chunks, at most mpi.outstanding_gets (c) of them; the rest are triggered gets: when a
   chunk's last packet has arrived, the receiver's NIC sends the next GET itself (`on_data`),
@@ -30,6 +30,7 @@ from extoll_vec.kernels.jit import inner
 
 RQ_DATA = 0
 RQ_GET = 1
+GET_BYTES = 16      # an RMA GET request's payload (its descriptor), whoever writes it
 # sd_bounce: the first chunk of a chunked rendezvous send
 RNDV_FLYING = 0     # put, not yet arrived at the receiver
 RNDV_WAITING = 1    # arrived in the bounce buffer, the request not matched yet
@@ -97,7 +98,6 @@ def _next_get(S, par, b, r, j):
         return 0
     this = min(par[b, P_CHUNK], rest)
     S.rd_next[b, r, j] += this
-    S.rd_out[b, r, j] += 1
     return this
 
 
@@ -110,9 +110,6 @@ def matched(S, par, b, r, j, src, slot, nbytes, now):
     chunk = min(par[b, P_CHUNK], nbytes)
     S.rd_total[b, r, j] = nbytes
     S.rd_next[b, r, j] = chunk
-    S.rd_out[b, r, j] = 0
-    S.rd_peer[b, r, j] = src
-    S.rd_slot[b, r, j] = slot
     S.rd_left[b, r, j] = nbytes
     S.rd_state[b, r, j] = 2
     done = 0
@@ -157,7 +154,6 @@ def on_data(S, T, par, b, r, src, slot, j, nbytes, last, now):
         return out
     S.rd_left[b, r, j] -= nbytes
     if last == 1:                                    # a chunk is complete: trigger the next get
-        S.rd_out[b, r, j] -= 1
         this = _next_get(S, par, b, r, j)
         if this > 0:
             rq_push(S, b, T.rank_node[r], T.rank_node[src], src, r, this, slot, j, RQ_GET, now)

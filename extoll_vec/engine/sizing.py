@@ -122,12 +122,17 @@ def protocol_sizes(configs: Sequence[RunConfig]) -> dict:
                 PQ=max(p.nic_queue(c) for p, c in recs))
 
 
+def chunk_gets(configs: Sequence[RunConfig]) -> int:
+    """The most chunk gets a receive keeps outstanding in the batch (mpi.outstanding_gets of
+    its chunked rendezvous members, kernels/rendezvous.py), 0 when none runs it."""
+    return max(c.mpi.outstanding_gets if c.mpi.rendezvous == "chunked" else 0 for c in configs)
+
+
 def rma_slots(configs: Sequence[RunConfig], SQ: int, RD: int) -> int:
     """Entries of a NIC's RMA queue per rank (kernels/nic.py rq): one GET served per send
-    descriptor; chunked rendezvous (kernels/rendezvous.py): per send its first chunk and up to
-    c chunk GETs served at once, per receive up to c triggered GETs waiting to leave."""
-    c = max(cfg.mpi.outstanding_gets if cfg.mpi.rendezvous == "chunked" else 0
-            for cfg in configs)
+    descriptor; chunked rendezvous: per send its first chunk and up to c chunk GETs served at
+    once, per receive up to c triggered GETs waiting to leave."""
+    c = chunk_gets(configs)
     return SQ if c == 0 else SQ * (c + 1) + RD * c
 
 
@@ -152,8 +157,7 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
                         min(mailbox_capacity(c, f), f.ring) for c, f in zip(configs, figs)),
                  SQ=SQ, RD=RD,
                  # GETs the CPU writes: one per receive; chunked, the first c of each
-                 GQ=RD * max(c.mpi.outstanding_gets if c.mpi.rendezvous == "chunked" else 1
-                             for c in configs),
+                 GQ=RD * max(chunk_gets(configs), 1),
                  UQ=max(f.inbound_messages for f in figs) + 2,
                  # a credit packet, a request and a response per peer in the pair table
                  CQ=3 * max(NR if f.max_peers is None else f.max_peers for f in figs) + 16,
