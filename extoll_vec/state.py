@@ -70,12 +70,14 @@ FIELDS = {
     "op_arbt": (TIME, ("B", "R", "P"), -1), "op_util": (CNT, ("B", "R", "P"), 0),
     "ip_busy": (TIME, ("B", "R", "P"), 0),
     # input-queued routers (kernels/router_iq.py): one FIFO per input VC, a copy of each head's
-    # output, output VC, flits and ready cycle, a bit per non-empty FIFO, the input arbiters'
-    # last VC, the pending allocation time, the allocator's scratch
+    # output, output VC, flits and ready cycle, a bit per non-empty FIFO, a bit per output VC a
+    # head waits on for credits, the input arbiters' last VC, the pending allocation time, the
+    # allocator's scratch
     "iq_head": (IDX, ("B", "R", "P", "V"), -1), "iq_tail": (IDX, ("B", "R", "P", "V"), -1),
     "iq_hout": (I32, ("B", "R", "P", "V"), 0), "iq_hovc": (I32, ("B", "R", "P", "V"), 0),
     "iq_hlen": (I32, ("B", "R", "P", "V"), 0), "iq_hrdy": (TIME, ("B", "R", "P", "V"), 0),
-    "iq_mask": (I64, ("B", "R", "MW"), 0), "ip_rr": (I32, ("B", "R", "P"), 0),
+    "iq_mask": (I64, ("B", "R", "MW"), 0), "iq_starved": (I64, ("B", "R", "MW"), 0),
+    "ip_rr": (I32, ("B", "R", "P"), 0),
     "ra_t": (TIME, ("B", "R"), -1), "iq_req": (I32, ("B", "P"), 0),
     "iq_best": (I32, ("B", "P"), -1),
     # NICs (kernels/nic.py)

@@ -36,17 +36,22 @@ credit-based link flow control, table routing, the same event kinds EV_ARB and E
   over at most P requests.
 - Events: an allocation covers the whole router (EV_ARB with b = -1; an EV_ARB for a port,
   from the NIC's ejection credits, or an EV_CREDIT also runs it). It runs only where a packet
-  may move: when a head becomes ready at an empty FIFO, when credits arrive, and at the
-  earliest cycle a waiting head's input, output and readiness allow (a head that was eligible
-  and lost retries next cycle). A later event of the same cycle (credits, an arrival) may run
-  a further allocation over the inputs and outputs still free, as a further iteration of the
-  allocator would.
+  may move: when a head becomes ready at an empty FIFO, at the earliest cycle a waiting
+  head's input, output and readiness allow (a head that was eligible and lost retries next
+  cycle), and when credits arrive for an output VC that a head waits on for credits (the
+  allocation marks such output VCs in iq_starved; credits for any other output VC cannot
+  make a head eligible: every head with credits already has an allocation pending at or
+  before the cycle it may move). A later event of the same cycle (credits, an arrival) may
+  run a further allocation over the inputs and outputs still free, as a further iteration of
+  the allocator would.
 
 Array shapes: iq_head/iq_tail int32 [B, R, P, V] (FIFO per input VC, packets chained through
 pk_next), iq_hout/iq_hovc/iq_hlen int32 and iq_hrdy int64 [B, R, P, V] (the head's output,
 output VC, flits and ready cycle, copied when it becomes the head: the allocator scans them
 for every non-empty FIFO, a few cache lines per router instead of one packet record each),
-iq_mask int64 [B, R, MW] (bit pi * MAX_VCS + vi set while FIFO (pi, vi) is not empty), ip_rr
+iq_mask int64 [B, R, MW] (bit pi * MAX_VCS + vi set while FIFO (pi, vi) is not empty),
+iq_starved int64 [B, R, MW] (bit po * MAX_VCS + vo set when an allocation found a head
+short of credits for output VC (po, vo); cleared by the credits' event), ip_rr
 int32 [B, R, P] (last VC granted at each input), ra_t int64 [B, R] (pending allocation cycle,
 for duplicate suppression), iq_req/iq_best int32 [B, P] (allocator scratch: this
 allocation's requests, each output's best request); op_rr [B, R, P] holds the last input
@@ -252,7 +257,10 @@ def allocate(S, T, par, b, r, now):
             pi = q >> VC_SHIFT
             vi = q & (MAX_VCS - 1)
             po = S.iq_hout[b, r, pi, vi]
-            if S.cr[b, r, po, S.iq_hovc[b, r, pi, vi]] < S.iq_hlen[b, r, pi, vi]:
+            vo = S.iq_hovc[b, r, pi, vi]
+            if S.cr[b, r, po, vo] < S.iq_hlen[b, r, pi, vi]:
+                o = (po << VC_SHIFT) | vo   # the credits' event allocates again
+                S.iq_starved[b, r, o >> 6] |= 1 << (o & 63)
                 continue
             t = max(S.iq_hrdy[b, r, pi, vi], S.ip_busy[b, r, pi], S.op_busy[b, r, po] - outq)
             if t <= now:
@@ -267,13 +275,20 @@ def allocate(S, T, par, b, r, now):
 def iq_event(S, T, par, b, k, a, bb, c, now):
     """EV_ARB or EV_CREDIT at router a of an input-queued member: the duplicate suppression
     is cleared (a later request for this cycle must schedule a new event), credits are added,
-    and the router allocates."""
+    and the router allocates, after credits only if a head waits on them (iq_starved)."""
     if k == EV_ARB:
         if bb < 0:
             if S.ra_t[b, a] == now:
                 S.ra_t[b, a] = -1
-        elif S.op_arbt[b, a, bb] == now:
+            allocate(S, T, par, b, a, now)
+            return
+        if S.op_arbt[b, a, bb] == now:
             S.op_arbt[b, a, bb] = -1   # from network.request_arb (the NIC's ejection credits)
+        o = bb << VC_SHIFT             # ejection credits are output VC 0's (nic.on_ej_credit)
     else:
         S.cr[b, a, bb >> VC_SHIFT, bb & (MAX_VCS - 1)] += c
-    allocate(S, T, par, b, a, now)
+        o = bb
+    bit = 1 << (o & 63)
+    if S.iq_starved[b, a, o >> 6] & bit:   # a head waits on these credits
+        S.iq_starved[b, a, o >> 6] &= ~bit
+        allocate(S, T, par, b, a, now)
