@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from extoll_vec import dtypes as D
 from extoll_vec.config import from_dict
@@ -181,6 +183,30 @@ def test_buffers_never_above_capacity_and_packets_conserved(router):
         assert in_net <= int(S.pk_meta[0, 1])     # the rest are on their way to a NIC
     batch.run()
     assert int(S.pk_meta[0, 1]) == 0
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dims=st.sampled_from([(3, 3), (4, 4), (2, 2, 2)]), flits=st.integers(6, 16),
+       spare=st.integers(0, 10), speedup=st.sampled_from([1.0, 1.5, 2.4]),
+       outq=st.sampled_from([0, 8, 1024]), vcs=st.sampled_from([1, 2, 4]),
+       seed=st.integers(0, 2**16))
+def test_credits_wake_every_head_that_waits_on_them(dims, flits, spare, speedup, outq, vcs,
+                                                    seed):
+    """A credit event allocates only for an output VC that an allocation found a head waiting
+    on (iq_starved, kernels/router_iq.py). In buffers of one to four packets (17 flits, the
+    least the config allows, to 27) at load 1.0, where heads wait on credits all the time, a
+    wake-up lost would leave a packet behind: every run ends without an error and with every
+    packet delivered (the drain after the sources stop), every credit back (Batch.run's
+    audit). Negative control, measured once: credit events that never allocate end the first
+    example in Batch.run's deadlock error."""
+    cfg = _mesh("iq", speedup, rate=1.0, flits=flits, dims=dims, buffer_flits=17 + spare,
+                output_queue_flits=outq, vcs=vcs).replace(
+        **{"workload.measure_cycles": 1500, "seed": seed})
+    batch = Batch([cfg])
+    batch.run()
+    assert batch.S.status[0] == 0, D.ERR_NAMES.get(int(batch.S.status[0]))
+    assert int(batch.S.pk_meta[0, 1]) == 0
+    assert int(batch.S.syn[0, SY_MADE]) > 0
 
 
 def test_iq_keeps_mpi_order_and_results_of_a_program_run():
