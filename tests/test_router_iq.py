@@ -185,7 +185,7 @@ def test_buffers_never_above_capacity_and_packets_conserved(router):
     assert int(S.pk_meta[0, 1]) == 0
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dims=st.sampled_from([(3, 3), (4, 4), (2, 2, 2)]), flits=st.integers(6, 16),
        spare=st.integers(0, 10), speedup=st.sampled_from([1.0, 1.5, 2.4]),
        outq=st.sampled_from([0, 8, 1024]), vcs=st.sampled_from([1, 2, 4]),
