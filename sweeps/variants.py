@@ -523,6 +523,23 @@ Measured at 8/16/32/64 slots: dynamic +29.6 / +23.3 / +2.0 / +1.2 %, static +26.
 several per cent). Every one of the 8 overheads >= 0 within 2 SE; both protocols cost tens of
 per cent below 32 slots and a few per cent from 32 on.""",
     },
+    "imb_reps_alltoallv": {
+        "target": "extoll_imb",
+        "sets": [
+            "name=extoll_imb_reps_alltoallv",
+            "workload.start_skew_ns=2000",
+            "repeat={count: 4, seed: 0}",
+            "axes.bench={zip: {workload.benchmark: [Alltoallv], workload.iterations: [1]}}",
+        ],
+        "fingerprint": "60f92425e2efdfd3f7693a43b74b670beae7d4c1ce17d94ecfc1c05cb1e8ba96",
+        "minutes": 40,
+        "notes": """\
+The eighth and last group of imb_reps (see imb_reps_small): Alltoallv, one repetition (Open
+MPI's pairwise Alltoallv of 2 KB blocks over 1024 ranks), 4 replicates. 48 points, 39
+minutes on 2 workers. Rows: docs/data/paper_scale/imb_reps/extoll_imb_benchmarks_alltoallv.csv.
+Measured at 8/16/32/64 slots: dynamic +20.4 / +7.4 / -0.2 / +4.2 %, static +10.7 / +5.3 /
+-0.3 / +2.6 % (SE 1.1-1.6). Every one of the 8 overheads >= 0 within 2 SE.""",
+    },
     "imb_credit5ns": {
         "target": "extoll_imb",
         "sets": [
