@@ -40,7 +40,8 @@ from ..errors import ConfigError
 TARGET_MODULES = ("extoll_vec.analysis.summary", "extoll_vec.analysis.extoll_tables",
                   "extoll_vec.analysis.extoll_reference", "extoll_vec.analysis.extoll_static",
                   "extoll_vec.analysis.extoll_dynamic", "extoll_vec.analysis.extoll_imb",
-                  "extoll_vec.analysis.extoll_bounds", "extoll_vec.analysis.portals")
+                  "extoll_vec.analysis.extoll_bounds", "extoll_vec.analysis.portals",
+                  "extoll_vec.analysis.infiniband")
 
 
 @dataclass

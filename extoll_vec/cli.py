@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 from . import __version__
 from .config import RunConfig, load_yaml
 from .errors import ConfigError, ExtollVecError
+from .protocols.registry import protocol
 
 PROG = "extoll-vec"
 EXIT_ERROR = 2
@@ -97,6 +98,10 @@ def config_line(c: RunConfig) -> str:
         proto = "protocol none"
     elif p.name == "window":
         proto = f"protocol window {p.window}/{p.threshold}, {p.mailbox_slots} slots"
+    elif "prepost" in protocol(p.name).parameters:     # the IB schemes: buffers per connection
+        proto = f"protocol {p.name}, {p.prepost} buffers per connection"
+    elif protocol(p.name).mailbox != "finite":
+        proto = f"protocol {p.name}"
     else:
         proto = f"protocol {p.name}, {p.mailbox_slots} slots"
     return f"{topo} | {work} | {proto} | seed {c.seed}"

@@ -31,7 +31,7 @@ from .protocols.registry import declared_params
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
 WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
-             "program", "shift", "pairwise")
+             "program", "shift", "pairwise", "latency", "bandwidth")
 SYNTHETIC = ("permutation", "uniform", "shift", "pairwise")   # network-only traffic, no ranks
 # VCs each dragonfly routing needs with its layered assignment (kernels/routing.py docstring)
 ADAPTIVE_VCS = {"valiant": 3, "ugal": 3, "par": 4}
@@ -51,6 +51,7 @@ NS_MAX = 10**9             # any time in ns (1 s): at the shortest cycle 1e12 cy
                            # credit cost's fixed point, dtypes.CREDIT_FRAC_BITS) stays in int64;
                            # rank start times are int32 ns (engine.Batch starts)
 US_MAX = CYCLES_MAX * CYCLE_NS_MIN / 1000   # limits.no_progress_us: its cycles fit CYCLES_MAX
+MAILBOX_PACKET_MAX = 65536  # mpi.velo_payload: a packet's flits stay far below int32
 BYTES_MAX = 2**28 - 1      # bytes of a message or packet: the mailbox entry's rendezvous byte
                            # field (kernels/host.py MB_RNDV_BYTES); sums of a few stay int32
 PORTS_MAX = 2**15 - 1     # ports per router: the kernels' route table is int16
@@ -436,9 +437,10 @@ class MpiConfig(_Section):
     # bytes; larger messages use rendezvous over RMA (the mailbox entry's 24-bit byte field)
     eager_threshold: int = _int(2048, 0, 2**24 - 1, "bytes")
     # MPI header prepended to the first VELO packet
-    header_bytes: int = _int(16, 0, VELO_PAYLOAD_BYTES - 1, "bytes")
-    # bytes of payload per VELO packet (56: 64-byte slot)
-    velo_payload: int = _int(VELO_PAYLOAD_BYTES, 1, VELO_PAYLOAD_BYTES, "bytes")
+    header_bytes: int = _int(16, 0, MAILBOX_PACKET_MAX - 1, "bytes")
+    # bytes of payload per mailbox packet: 56 for a VELO 64-byte slot; under the IB schemes
+    # (protocols/infiniband.py) one pre-posted receive buffer, 2048 in seed 003 (section 5)
+    velo_payload: int = _int(VELO_PAYLOAD_BYTES, 1, MAILBOX_PACKET_MAX, "bytes")
     limic: bool = _flag(True)    # same-node ranks use shared memory (LiMIC)
     # rendezvous (messages above eager_threshold): "get", one RMA GET of the whole message
     # once the request matched (EXTOLL MPI, section 3); "chunked", seed 001's receiver-driven
@@ -556,6 +558,10 @@ class WorkloadConfig(_Section):
     start_skew_ns: int = _int(0, 0, NS_MAX, "nanoseconds")
     # shift: destination = node + shift (mod nodes)
     shift: int = _int(0, 0, unit="nodes", note="0: a dragonfly group, else nodes/2")
+    # bandwidth (seed 003, 6.2.2): messages sent back to back before the reply
+    window: int = _int(1, 1, unit="messages")
+    # bandwidth: MPI_Send / MPI_Recv per message (false: MPI_Isend / MPI_Irecv, MPI_Waitall)
+    blocking: bool = _flag(True)
 
     def check(self, pre: str = "workload") -> None:
         if self.kind == "alltoall":
@@ -568,8 +574,13 @@ class WorkloadConfig(_Section):
             _check(all(2 <= n <= self.ranks for n in self.phases), f"{pre}.phases",
                    f"ranks per phase in 2..ranks ({self.ranks}); empty = the paper's phases",
                    list(self.phases))
-        if self.kind == "imb":
-            _check(self.ranks >= 2, f"{pre}.ranks", "integer >= 2 for imb", self.ranks)
+        if self.kind in ("imb", "latency", "bandwidth"):
+            _check(self.ranks >= 2, f"{pre}.ranks", f"integer >= 2 for {self.kind}", self.ranks)
+        for name in ("window", "blocking"):
+            default = WorkloadConfig.__dataclass_fields__[name].default
+            _check(self.kind == "bandwidth" or getattr(self, name) == default, f"{pre}.{name}",
+                   f"{str(default).lower()} (the default) unless {pre}.kind is bandwidth",
+                   getattr(self, name))
         if self.sample_cycles:
             _check(self.measure_cycles % self.sample_cycles == 0
                    and self.measure_cycles >= 2 * self.sample_cycles, f"{pre}.sample_cycles",
@@ -608,7 +619,7 @@ ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "n
                 "network.deadlock_check", "topology.local_latency", "topology.global_latency",
                 "workload.shift", "network.slow_nodes", "network.slow_share",
                 "network.slow_factor", "workload.sample_cycles",
-                "workload.converge_tolerance") + tuple(
+                "workload.converge_tolerance", "workload.window", "workload.blocking") + tuple(
     f"protocol.{d.name}" for d, _users in declared_params() if d.added)
 
 SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,
@@ -654,6 +665,14 @@ class RunConfig:
                    f"<= ranks per node ({self.mpi.ranks_per_node})", w.pairs)
         _check(w.packet_flits <= self.network.buffer_flits, "workload.packet_flits",
                f"<= network.buffer_flits ({self.network.buffer_flits})", w.packet_flits)
+        if not w.synthetic:
+            # a mailbox packet larger than a VELO slot (the IB schemes' 2 KB buffers) must fit
+            # the buffers too (virtual cut-through; NetworkConfig checks the VELO size)
+            mx = self.network.flits(self.mpi.velo_payload)
+            for name in ("buffer_flits", "nic_ejection_flits"):
+                _check(getattr(self.network, name) >= mx, f"network.{name}",
+                       f">= {mx} (a packet of mpi.velo_payload {self.mpi.velo_payload} bytes, "
+                       "virtual cut-through)", getattr(self.network, name))
         self._check_routing()
         n = self.network
         _check(not (n.slow_nodes and n.slow_share), "network.slow_nodes",

@@ -123,11 +123,16 @@ H_TIMER = 8           # on_timer
 # nic_may_inject results: 0 inject now, t > now retry at t (throttle), INJ_HOLD wait for the
 # protocol to wake the NIC (common.request_tx)
 INJ_HOLD = -1
+INJ_TAKEN = -2        # the protocol took the FIFO head (kept for a retransmission, e.g. IB's
+                      # go-back-N after an RNR NAK): the core removes it without sending it
 # nic_on_eject results
 EJ_ACCEPT = 0         # the core handles the packet as usual
 EJ_HOLD = 1           # stop draining this node's ejection buffer (back-pressure) until the
                       # protocol schedules EV_NIC_DRAIN (common.drain_at)
 EJ_CONSUMED = 2       # the protocol took the packet (dropped, NAKed, forwarded): the core frees it
+EJ_KEPT = 3           # the protocol keeps the packet to send it again (a receiver without a posted
+                      # buffer, IB's RNR NAK): the core takes it out of the buffer, does not free
+                      # it and does not count it delivered
 
 # ---- per-member parameter vector (int64 [batch, N_PAR], times in cycles) ------------------------
 P_LINK_LAT = 0        # link latency

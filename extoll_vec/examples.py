@@ -113,6 +113,49 @@ def dragonfly_72() -> RunConfig:
     return _dragonfly(2, 4, 2)
 
 
+def ib_testbed(protocol: str = "ib_static", prepost: int = 100) -> dict:
+    """Seed 003's testbed (section 6.1) as config sections: 8 nodes, one process each, on one
+    8-port 4X InfiniBand switch; InfiniHost HCAs on PCI-X. The paper prints no value of its
+    figures in the text this project has, so the fit targets the companion papers' figures
+    for the same testbed and MPI (docs/reproduction/infiniband.md, "Calibration"): 871 MB/s
+    peak bandwidth (Liu et al., ICS'03: the RDMA data path the send/receive design shares)
+    sets the link: 64-byte flits of 69.16 ns with 1024-byte RDMA packets (the MTU) and 26
+    bytes of IB headers (LRH, BTH, CRCs); 7.5 us small-message latency sets the host costs
+    (3.1 x the EXTOLL fit's, same ratios) once the HCA's latency per side (1.38 us: its PCI-X
+    DMA, modelled as the NIC link's latency, with 256-flit buffers so that its credit loop
+    never limits the link) and the switch's 200 ns are in. 2 KB pre-posted buffers, one
+    message each (section 5), a 32-byte MPI header."""
+    return {
+        "topology": {"kind": "crossbar", "p": 8},
+        "network": {"flit_bytes": 64, "packet_header_bytes": 18, "cycle_ns": 69.16,
+                    "link_latency": 20, "router_delay": 3, "buffer_flits": 256,
+                    "nic_ejection_flits": 256, "rma_packet_bytes": 1024},
+        "host": {"pio_ns": 732.6, "retrieve_ns": 915.7, "match_ns": 1739.9,
+                 "credit_ns": 29.54},
+        "mpi": {"ranks_per_node": 1, "velo_payload": 2048, "header_bytes": 32,
+                "eager_threshold": 2016, "limic": False},
+        "protocol": {"name": protocol, "prepost": prepost},
+    }
+
+
+@_example("ib-latency")
+def ib_latency() -> RunConfig:
+    """Seed 003's ping-pong (Figure 2): 4 B x 100, ib_static, 100 buffers, 8-node IB switch."""
+    d = ib_testbed()
+    d["workload"] = {"kind": "latency", "ranks": 8, "message_bytes": 4, "iterations": 100,
+                     "warmup": 10}
+    return from_dict(d)
+
+
+@_example("ib-bandwidth")
+def ib_bandwidth() -> RunConfig:
+    """Seed 003's bandwidth test (Figure 5): 4 B, window 64, blocking, ib_static, 10 buffers."""
+    d = ib_testbed(prepost=10)
+    d["workload"] = {"kind": "bandwidth", "ranks": 8, "message_bytes": 4, "window": 64,
+                     "iterations": 20, "warmup": 2}
+    return from_dict(d)
+
+
 # Model variants: parameter sets that replace calibrated defaults together, each fitted by
 # analysis/calibration.py to the same two reference times as the defaults (docs/calibration.md).
 # A sweep spec names one with `base: {variant: NAME}`; the benchmarks take --variant NAME.

@@ -50,6 +50,7 @@ FIELDS = {
     "last_progress": (TIME, ("B",), 0),
     "events": (CNT, ("B",), 0),
     "delivered": (CNT, ("B",), 0),         # packets taken out of the network by a NIC
+    "proto_made": (CNT, ("B",), 0),        # a protocol's own packets made (common.proto_send)
     "hops": (CNT, ("B",), 0),              # router traversals (packet-hops), for benchmarks
     "ranks_done": (I64, ("B",), 0),
     # event calendar (kernels/wheel.py)
@@ -82,7 +83,10 @@ FIELDS = {
     "iq_best": (I32, ("B", "P"), -1),
     # NICs (kernels/nic.py)
     "nq": (IDX, ("B", "N", "FQ"), -1), "nq_head": (I32, ("B", "N"), 0), "nq_cnt": (I32, ("B", "N"), 0),
-    "nic_busy": (TIME, ("B", "N"), 0), "nic_txt": (TIME, ("B", "N"), -1), "nic_cr": (I32, ("B", "N"), 0), "nic_rr": (I32, ("B", "N"), 0),
+    "nic_busy": (TIME, ("B", "N"), 0),
+    # packets a protocol keeps for retransmission (INJ_TAKEN, EJ_KEPT): they hold FIFO capacity,
+    # as an InfiniBand send-queue entry stays until acknowledged (common.nic_full)
+    "nic_kept": (I32, ("B", "N"), 0), "nic_txt": (TIME, ("B", "N"), -1), "nic_cr": (I32, ("B", "N"), 0), "nic_rr": (I32, ("B", "N"), 0),
     "nw": (IDX, ("B", "N", "NW"), -1), "nw_head": (I32, ("B", "N"), 0), "nw_cnt": (I32, ("B", "N"), 0),
     "ej_q": (IDX, ("B", "N", "EQ"), -1), "ej_head": (I32, ("B", "N"), 0), "ej_cnt": (I32, ("B", "N"), 0),
     "ej_flits": (I32, ("B", "N"), 0), "ej_blk": (I32, ("B", "N"), 0),
@@ -108,6 +112,8 @@ FIELDS = {
     "sd_state": (I32, ("B", "NR", "SQ"), 0), "sd_dst": (I32, ("B", "NR", "SQ"), 0),
     "sd_bytes": (I64, ("B", "NR", "SQ"), 0), "sd_left": (I32, ("B", "NR", "SQ"), 0),
     "sd_tot": (I32, ("B", "NR", "SQ"), 0), "sd_dly": (I32, ("B", "NR", "SQ"), 0),
+    # 1: the send goes by rendezvous (above the eager threshold, or flowctl.eager_ok refused)
+    "sd_rndv": (I32, ("B", "NR", "SQ"), 0),
     "sq": (I32, ("B", "NR", "SQ"), 0), "sq_cnt": (I32, ("B", "NR"), 0),
     # the first rk_sqblk[r] sends of the queue are known blocked (host._sendable, P_SEND_MEMO)
     "rk_sqblk": (I32, ("B", "NR"), 0),

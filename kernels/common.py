@@ -80,14 +80,14 @@ def nic_capacity(S, par, b):
 
 @inner
 def nic_full(S, par, b, node):
-    return S.nq_cnt[b, node] >= nic_capacity(S, par, b)
+    # packets a protocol keeps for retransmission hold FIFO capacity (state.py nic_kept)
+    return S.nq_cnt[b, node] + S.nic_kept[b, node] >= nic_capacity(S, par, b)
 
 
 @inner
 def nic_push(S, par, b, node, h, now):
     """A PIO write (or a generated packet) lands in the node's injection FIFO."""
-    cap = nic_capacity(S, par, b)
-    if S.nq_cnt[b, node] >= cap:
+    if nic_full(S, par, b, node):
         S.status[b] |= ERR_BUFFER_OVERFLOW
         return
     Q = S.nq.shape[2]
@@ -152,10 +152,24 @@ def proto_send(S, par, b, node, dnode, flits, now):
     h = pk_new(S, b, PK_PROTO, node, dnode, dnode, flits, 1, 0, 0, 0, now)
     if h < 0:
         return -1
+    S.proto_made[b] += 1
     S.pq[b, node, (S.pq_head[b, node] + S.pq_cnt[b, node]) % Q] = h
     S.pq_cnt[b, node] += 1
     request_tx(S, b, node, max(now, S.nic_busy[b, node]))
     return h
+
+
+@inner
+def proto_resend(S, par, b, node, h, now):
+    """Node's NIC sends packet h again (one a protocol kept: INJ_TAKEN, EJ_KEPT), from its
+    protocol queue, ahead of its FIFO. Returns False if the queue is full (nothing changed)."""
+    Q = S.pq.shape[2]
+    if S.pq_cnt[b, node] >= Q:
+        return False
+    S.pq[b, node, (S.pq_head[b, node] + S.pq_cnt[b, node]) % Q] = h
+    S.pq_cnt[b, node] += 1
+    request_tx(S, b, node, max(now, S.nic_busy[b, node]))
+    return True
 
 
 @inner

@@ -27,7 +27,7 @@ def may_send(S, par, b, r, dst):
 
 
 @inner
-def on_sent(S, par, b, r, dst):
+def on_sent(S, par, b, r, dst, h, delayed):
     S.fc[b, pair(S, b, r, dst), F_CREDITS] -= 1
     return par[b, P_CREDIT]
 

@@ -12,7 +12,10 @@ Rank hooks (costs are CPU time in fixed point, credit operations x par[P_CREDIT]
                                      (a protocol whose answer turns true only in r's
                                      on_control declares unblocks_on_control: the host
                                      then does not ask again about a blocked send before)
-- on_sent(r, dst)                    a data packet to dst was written               0
+- eager_ok(r, dst)                   may r's new message to dst (below the eager
+                                     threshold) go eagerly? False: by rendezvous    True
+- on_sent(r, dst, h, delayed)        data packet h to dst was written (delayed: its send
+                                     waited for flow control first; h's pk_pf may be set)  0
 - on_arrival(r, src, kind, ctype)    the NIC wrote a packet from src into r's mailbox
 - on_retrieved(r, src)               a data packet from src was taken out of r's mailbox  0
 - on_control(r, src, ctype, pay)     a control packet (or piggybacked credits) from src was
@@ -41,7 +44,7 @@ State: fcn int32 [B, N, KN] per node, npar int64 [B, N, KNP] per-node parameters
 record's node_params), pk_pf int32 [B, NPK, PF] the packet fields the protocol declares,
 the protocol's own scalar parameters in par[P_PP0..] (or slots of its own).
 """
-from extoll_vec.kernels.dispatch import (ctrl_payload, fc_init, may_send,  # noqa: F401
+from extoll_vec.kernels.dispatch import (ctrl_payload, eager_ok, fc_init, may_send,  # noqa: F401
                                          nic_may_inject, nic_on_eject, on_arrival, on_control,
                                          on_retrieved, on_sent, on_timer, piggyback,
                                          router_on_forward, snapshot_field)

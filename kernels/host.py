@@ -238,7 +238,12 @@ def _post_send(S, T, par, b, r, dst, nbytes, now):
     if d < 0 or S.sq_cnt[b, r] >= SQ:
         S.status[b] |= ERR_QUEUE
         return -1
-    npk = message_packets(nbytes, par[b, P_MPI_HDR], par[b, P_VELO_PAYLOAD], par[b, P_EAGER])
+    # a small message goes by rendezvous when the protocol says so (seed 003, 4.2: without
+    # credits, MPI over IB uses rendezvous, whose handshake brings credits back)
+    rv = nbytes > par[b, P_EAGER] or not flowctl.eager_ok(S, par, b, r, dst)
+    npk = 1 if rv else message_packets(nbytes, par[b, P_MPI_HDR], par[b, P_VELO_PAYLOAD],
+                                       par[b, P_EAGER])
+    S.sd_rndv[b, r, d] = 1 if rv else 0
     S.sd_state[b, r, d] = SD_WRITING
     S.sd_dst[b, r, d] = dst
     S.sd_bytes[b, r, d] = nbytes
@@ -281,7 +286,7 @@ def _write_data(S, T, par, b, r, d, now):
     nbytes = S.sd_bytes[b, r, d]
     i = S.sd_tot[b, r, d] - S.sd_left[b, r, d]
     last = 1 if S.sd_left[b, r, d] == 1 else 0
-    if nbytes > par[b, P_EAGER]:
+    if S.sd_rndv[b, r, d] != 0:
         h = pk_new(S, b, PK_RNDV, r, dst, T.rank_node[dst], flits_of(par, b, par[b, P_MPI_HDR] + 16),
                    1, nbytes, d, 0, now)
         rndv.request_written(S, T, par, b, r, d, dst, nbytes, now)
@@ -300,7 +305,7 @@ def _write_data(S, T, par, b, r, d, now):
     if h < 0:
         return 0
     _write(S, T, par, b, r, h, 0, now)
-    cost = fc_cycles(S, b, r, flowctl.on_sent(S, par, b, r, dst))
+    cost = fc_cycles(S, b, r, flowctl.on_sent(S, par, b, r, dst, h, S.sd_dly[b, r, d]))
     S.st_fccpu[b, r] += cost
     S.sd_left[b, r, d] -= 1
     return cost
@@ -471,7 +476,7 @@ def rank_step(S, T, par, ops, b, r, now):
                 for k in range(i, S.sq_cnt[b, r] - 1):
                     S.sq[b, r, k] = S.sq[b, r, k + 1]
                 S.sq_cnt[b, r] -= 1
-                if S.sd_bytes[b, r, d] > par[b, P_EAGER]:
+                if S.sd_rndv[b, r, d] != 0:
                     S.sd_state[b, r, d] = SD_RMA   # completes when the RMA data has left
                 else:
                     complete_send(S, b, r, d, now)

@@ -19,7 +19,7 @@ rows (destination node, destination rank, source rank, bytes left, send slot, re
 import math
 
 import numpy as np
-from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, ERR_BUFFER_OVERFLOW, ERR_INVARIANT,
+from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, EJ_KEPT, INJ_TAKEN, ERR_BUFFER_OVERFLOW, ERR_INVARIANT,
                                ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN, H_NIC_EJECT, H_NIC_INJECT,
                                P_HOOKS, EV_NIC_TX, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
@@ -114,8 +114,13 @@ def nic_tx(S, T, par, b, n, now):
         L = S.pk[b, h].flits
         if S.nic_cr[b, n] < L:
             return
-        if hooks & H_NIC_INJECT:   # the protocol may throttle or hold the FIFO head
+        if hooks & H_NIC_INJECT:   # the protocol may throttle, hold or take the FIFO head
             t = flowctl.nic_may_inject(S, T, par, b, n, h, now)
+            if t == INJ_TAKEN:     # kept for a retransmission: it keeps its FIFO capacity
+                S.nq_head[b, n] = (S.nq_head[b, n] + 1) % Q
+                S.nq_cnt[b, n] -= 1
+                request_tx(S, b, n, now + 1)
+                return
             if t != 0:
                 if t > now:
                     request_tx(S, b, n, t)
@@ -176,7 +181,7 @@ def nic_drain(S, T, par, b, n, now):
             if act == EJ_HOLD:
                 return   # back-pressure until the protocol calls common.drain_at
         if act != EJ_ACCEPT:
-            pass         # EJ_CONSUMED: the protocol took it; it leaves the buffer below
+            pass         # EJ_CONSUMED, EJ_KEPT: the protocol took it; it leaves the buffer below
         elif kind == PK_DATA or kind == PK_RNDV or kind == PK_CTRL:
             if S.mb_cnt[b, r] >= par[b, P_MAILBOX]:
                 if par[b, P_MAILBOX_HARD] != 0:
@@ -229,8 +234,10 @@ def nic_drain(S, T, par, b, n, now):
         S.ej_cnt[b, n] -= 1
         S.ej_flits[b, n] -= L
         schedule(S, b, now + par[b, P_LINK_LAT], EV_EJ_CREDIT, n, 0, L)
-        S.delivered[b] += 1
         S.last_progress[b] = now
+        if act == EJ_KEPT:
+            continue     # to be sent again (common.proto_resend): delivered when accepted
+        S.delivered[b] += 1
         pk_free(S, b, h)
 
 

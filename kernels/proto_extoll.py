@@ -21,7 +21,7 @@ def static_may_send(S, par, b, r, dst):
 
 
 @inner
-def static_on_sent(S, par, b, r, dst):
+def static_on_sent(S, par, b, r, dst, h, delayed):
     return fc_static.on_sent(S, b, r, dst) * par[b, P_CREDIT]
 
 
@@ -67,7 +67,7 @@ def dynamic_may_send(S, par, b, r, dst):
 
 
 @inner
-def dynamic_on_sent(S, par, b, r, dst):
+def dynamic_on_sent(S, par, b, r, dst, h, delayed):
     return fc_static.on_sent(S, b, r, dst) * par[b, P_CREDIT]
 
 

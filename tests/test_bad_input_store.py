@@ -332,6 +332,8 @@ MISSING = {   # target: (in the store of reference points only, in the store of 
     "portals_slow_nodes": ("no completed pairwise-traffic point",) * 2,
     "portals_fecn": ("no completed pairwise-traffic point",) * 2,
     "portals_rdrp": ("no completed pairwise-traffic point",) * 2,
+    "ib_latency": ("no completed latency point of an IB scheme",) * 2,
+    "ib_bandwidth": ("no completed bandwidth point of an IB scheme",) * 2,
 }
 
 

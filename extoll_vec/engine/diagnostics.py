@@ -104,7 +104,7 @@ def check_invariants(batch, b: int) -> None:
         if made != taken + alive:
             errors.append(f"packets made {made} != taken out {taken} + alive {alive}")
     if p[D.P_SYNTH] == 0:
-        sent = int(S.st_sent[b].sum())
+        sent = int(S.st_sent[b].sum()) + int(S.proto_made[b])   # ranks' + a protocol's own
         if sent != int(S.delivered[b]):
             errors.append(f"packets sent {sent} != delivered {int(S.delivered[b])}")
         if int(S.pk_meta[b, 1]) != 0:

@@ -31,6 +31,7 @@ REGISTERED = (
     "extoll_vec.protocols.capped",     # the seams' test protocol (kernels/proto_capped.py)
     "extoll_vec.protocols.fecn",       # seed 001's FECN/BECN (kernels/proto_fecn.py)
     "extoll_vec.protocols.rdrp",       # seed 001's RDRP at network level (kernels/proto_rdrp.py)
+    "extoll_vec.protocols.infiniband",  # seed 003's MPI over IB schemes (kernels/proto_ib.py)
 )
 
 # hook name -> (arguments after the state, default body). The rank hooks (EXTOLL's) take
@@ -38,7 +39,8 @@ REGISTERED = (
 HOOKS = {
     "fc_init": ("S, T, par, b", "pass"),
     "may_send": ("S, par, b, r, dst", "return True"),
-    "on_sent": ("S, par, b, r, dst", "return 0"),
+    "eager_ok": ("S, par, b, r, dst", "return True"),
+    "on_sent": ("S, par, b, r, dst, h, delayed", "return 0"),
     "on_arrival": ("S, par, b, r, src, kind, ctype", "pass"),
     "on_retrieved": ("S, par, b, r, src", "return 0"),
     "on_control": ("S, par, b, r, src, ctype, payload", "return 0"),

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..config import RunConfig
 from ..errors import ConfigError
+from .ib_micro import bandwidth_program, latency_program
 from .imb import imb_program
 from .multiphase import multiphase
 from .patterns import alltoall_groups, multi_pingpong
@@ -70,6 +71,11 @@ def build_program(cfg: RunConfig) -> Program:
         return multiphase(w.ranks, w.phase_ranks, w.message_bytes, w.iterations)
     if w.kind == "imb":
         return imb_program(w.ranks, w.benchmark, w.message_bytes, w.iterations, w.warmup)
+    if w.kind == "latency":
+        return latency_program(w.ranks, w.message_bytes, w.iterations, w.warmup)
+    if w.kind == "bandwidth":
+        return bandwidth_program(w.ranks, w.message_bytes, w.window, w.iterations, w.blocking,
+                                 w.warmup)
     raise ConfigError("workload.kind", f"{w.kind!r} programs are written in Python "
                       "(ProgramBuilder) and passed to the engine; build_program cannot make one "
                       "from the configuration")

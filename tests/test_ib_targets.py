@@ -1,0 +1,47 @@
+"""Seed 003's micro-benchmark targets at their --quick scale, end to end through the CLI on a
+real LocalCluster (2 worker processes) into real zarr stores: one row per point, a real PNG,
+the CSV and notes equal to docs/data/quick's copies, and the shapes the paper states."""
+from __future__ import annotations
+
+import pytest
+
+from test_extoll_targets import finite, run_target
+
+pytestmark = pytest.mark.slow   # real clusters: the full suite only
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    return tmp_path_factory.mktemp("ib")
+
+
+def test_ib_latency(out):
+    rows = run_target(out, "ib_latency")
+    assert len(rows) == 3 * 3                         # schemes x sizes
+    finite(rows, "latency_us")
+    by = {(r["scheme"], int(r["message_bytes"])): float(r["latency_us"]) for r in rows}
+    for b in (4, 1024, 4096):
+        vals = [by[(s, b)] for s in ("ib_hardware", "ib_static", "ib_dynamic")]
+        assert max(vals) <= 1.03 * min(vals)          # Figure 2: all three comparable
+    assert 7.0 < by[("ib_hardware", 4)] < 8.0          # the fitted 7.5 us
+    assert by[("ib_static", 4)] < by[("ib_static", 1024)] < by[("ib_static", 4096)]
+
+
+def test_ib_bandwidth(out):
+    rows = run_target(out, "ib_bandwidth")
+    assert len(rows) == 3 * 2 * 3 * 3                 # schemes x blocking x settings x windows
+    finite(rows, "bandwidth_MBps")
+    bw = {(r["scheme"], int(r["message_bytes"]), int(r["prepost"]), r["blocking"],
+           int(r["window"])): float(r["bandwidth_MBps"]) for r in rows}
+    for blk in ("True", "False"):
+        # 4 B, 10 buffers, window 16 > 10: the dynamic scheme grows past the static one
+        assert bw[("ib_dynamic", 4, 10, blk, 16)] > bw[("ib_static", 4, 10, blk, 16)]
+        # 32 KB: rendezvous for all; the schemes within a few per cent
+        vals = [bw[(s, 32768, 10, blk, 16)] for s in ("ib_hardware", "ib_static", "ib_dynamic")]
+        assert max(vals) <= 1.03 * min(vals)
+    # 32 KB: non-blocking overlaps the transfers
+    assert bw[("ib_static", 32768, 10, "False", 16)] > bw[("ib_static", 32768, 10, "True", 16)]
+    grown = [int(r["max_posted"]) for r in rows
+             if r["scheme"] == "ib_dynamic" and r["prepost"] == "10" and r["window"] == "64"
+             and r["message_bytes"] == "4"]
+    assert min(grown) > 10                            # the dynamic scheme posted more
