@@ -15,3 +15,23 @@ def int_arg(name: str, value, lo: int, hi: int = I32_MAX) -> int:
     if v != value or not lo <= v <= hi:
         raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
     return v
+
+
+def timed_loops(b, me: int, warmup: int, iterations: int, body) -> None:
+    """Rank `me` of ProgramBuilder b runs body() `warmup` times untimed, then MARK_START,
+    `iterations` times, then MARK_DONE: the timed loop of the micro-benchmarks."""
+    for count, timed in ((warmup, False), (iterations, True)):
+        if count == 0:
+            continue
+        if timed:
+            b.mark(me, MARK_START)
+        with b.loop(me, count):
+            body()
+    b.mark(me, MARK_DONE)
+
+
+def pingpong_body(b, me: int, peer: int, first_send: bool, nbytes: int):
+    """One round trip of a ping-pong as seen by rank `me` (the body for timed_loops)."""
+    if first_send:
+        return lambda: b.send(me, peer, nbytes).recv(me, peer, nbytes)
+    return lambda: b.recv(me, peer, nbytes).send(me, peer, nbytes)

@@ -12,65 +12,47 @@ give its size). Bandwidth = bytes the sender sent / time, over the timed iterati
 """
 from __future__ import annotations
 
-from .common import MARK_DONE, MARK_START, int_arg
+from .common import int_arg, pingpong_body, timed_loops
 from .program import Program, ProgramBuilder
 
 REPLY_BYTES = 4
 
 
+def _args(n_ranks, message_bytes, iterations, warmup) -> tuple[int, int, int, int]:
+    return (int_arg("n_ranks", n_ranks, 2), int_arg("message_bytes", message_bytes, 0),
+            int_arg("iterations", iterations, 1), int_arg("warmup", warmup, 0))
+
+
 def latency_program(n_ranks: int, message_bytes: int, iterations: int,
                     warmup: int = 0) -> Program:
-    n_ranks = int_arg("n_ranks", n_ranks, 2)
-    message_bytes = int_arg("message_bytes", message_bytes, 0)
-    iterations = int_arg("iterations", iterations, 1)
-    warmup = int_arg("warmup", warmup, 0)
+    n_ranks, message_bytes, iterations, warmup = _args(n_ranks, message_bytes, iterations,
+                                                       warmup)
     b = ProgramBuilder(n_ranks)
     for me, peer, first in ((0, 1, True), (1, 0, False)):
-        for count, timed in ((warmup, False), (iterations, True)):
-            if count == 0:
-                continue
-            if timed:
-                b.mark(me, MARK_START)
-            with b.loop(me, count):
-                if first:
-                    b.send(me, peer, message_bytes).recv(me, peer, message_bytes)
-                else:
-                    b.recv(me, peer, message_bytes).send(me, peer, message_bytes)
-        b.mark(me, MARK_DONE)
+        timed_loops(b, me, warmup, iterations, pingpong_body(b, me, peer, first, message_bytes))
     return b.build(f"latency: ping-pong rank 0 <-> 1, {message_bytes} B x {iterations}")
 
 
 def bandwidth_program(n_ranks: int, message_bytes: int, window: int, iterations: int,
                       blocking: bool, warmup: int = 0) -> Program:
-    n_ranks = int_arg("n_ranks", n_ranks, 2)
-    message_bytes = int_arg("message_bytes", message_bytes, 0)
+    n_ranks, message_bytes, iterations, warmup = _args(n_ranks, message_bytes, iterations,
+                                                       warmup)
     window = int_arg("window", window, 1)
-    iterations = int_arg("iterations", iterations, 1)
-    warmup = int_arg("warmup", warmup, 0)
     b = ProgramBuilder(n_ranks)
     for me, peer, sender in ((0, 1, True), (1, 0, False)):
-        for count, timed in ((warmup, False), (iterations, True)):
-            if count == 0:
-                continue
-            if timed:
-                b.mark(me, MARK_START)
-            with b.loop(me, count):
-                with b.loop(me, window):
-                    if sender and blocking:
-                        b.send(me, peer, message_bytes)
-                    elif sender:
-                        b.isend(me, peer, message_bytes)
-                    elif blocking:
-                        b.recv(me, peer, message_bytes)
-                    else:
-                        b.irecv(me, peer, message_bytes)
-                if not blocking:
-                    b.waitall(me)
+        def body(me=me, peer=peer, sender=sender):
+            with b.loop(me, window):
                 if sender:
-                    b.recv(me, peer, REPLY_BYTES)
+                    (b.send if blocking else b.isend)(me, peer, message_bytes)
                 else:
-                    b.send(me, peer, REPLY_BYTES)
-        b.mark(me, MARK_DONE)
+                    (b.recv if blocking else b.irecv)(me, peer, message_bytes)
+            if not blocking:
+                b.waitall(me)
+            if sender:
+                b.recv(me, peer, REPLY_BYTES)
+            else:
+                b.send(me, peer, REPLY_BYTES)
+        timed_loops(b, me, warmup, iterations, body)
     kind = "blocking" if blocking else "non-blocking"
     return b.build(f"bandwidth ({kind}): rank 0 -> 1, window {window} x {message_bytes} B "
                    f"x {iterations}")

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..dtypes import OP_ENDLOOP, OP_LOOP, OP_MARK
 from .collectives import alltoall_rows, barrier_rows
-from .common import MARK_DONE, MARK_START, int_arg
+from .common import MARK_DONE, MARK_START, int_arg, pingpong_body, timed_loops
 from .program import Program, ProgramBuilder, assemble_blocks
 
 
@@ -37,17 +37,8 @@ def multi_pingpong(n_ranks: int, ranks_per_node: int, src_node: int, dst_node: i
     for i in range(pairs):
         s, d = src_node * rpn + i, dst_node * rpn + i
         for me, peer, first_send in ((s, d, True), (d, s, False)):
-            for count, timed in ((warmup, False), (iterations, True)):
-                if count == 0:
-                    continue
-                if timed:
-                    b.mark(me, MARK_START)
-                with b.loop(me, count):
-                    if first_send:
-                        b.send(me, peer, message_bytes).recv(me, peer, message_bytes)
-                    else:
-                        b.recv(me, peer, message_bytes).send(me, peer, message_bytes)
-            b.mark(me, MARK_DONE)
+            timed_loops(b, me, warmup, iterations,
+                        pingpong_body(b, me, peer, first_send, message_bytes))
     return b.build(f"multi_pingpong: {pairs} pair(s) node {src_node} <-> node {dst_node}, "
                    f"{message_bytes} B x {iterations}")
 
