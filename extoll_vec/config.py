@@ -446,8 +446,10 @@ class MpiConfig(_Section):
     # once the request matched (EXTOLL MPI, section 3); "chunked", seed 001's receiver-driven
     # rendezvous (section 3.2): the first chunk goes with the request into a bounce buffer,
     # the receiver then gets the rest in chunk_bytes pieces, at most outstanding_gets at once
-    # (triggered gets: the NIC sends the next when a chunk has arrived)
-    rendezvous: str = _choice("get", ("get", "chunked"))
+    # (triggered gets: the NIC sends the next when a chunk has arrived); "write", seed 003's
+    # MPI over InfiniBand (section 3.1): the receiver's CPU replies into the sender's mailbox,
+    # whose CPU then posts one RDMA write of the whole message
+    rendezvous: str = _choice("get", ("get", "chunked", "write"))
     chunk_bytes: int = _int(4096, 1, 2**24, "bytes", "rendezvous chunked only")
     outstanding_gets: int = _int(30, 1, 4096, "gets", "seed 001's c; rendezvous chunked only")
 
@@ -665,6 +667,11 @@ class RunConfig:
                    f"<= ranks per node ({self.mpi.ranks_per_node})", w.pairs)
         _check(w.packet_flits <= self.network.buffer_flits, "workload.packet_flits",
                f"<= network.buffer_flits ({self.network.buffer_flits})", w.packet_flits)
+        if self.mpi.rendezvous == "write":
+            _check(protocol(self.protocol.name).mailbox == "unlimited", "mpi.rendezvous",
+                   "get or chunked unless the protocol's mailbox is unlimited (none, the IB "
+                   "schemes): the reply takes a mailbox packet no EXTOLL credit covers",
+                   self.mpi.rendezvous)
         if not w.synthetic:
             # a mailbox packet larger than a VELO slot (the IB schemes' 2 KB buffers) must fit
             # the buffers too (virtual cut-through; NetworkConfig checks the VELO size)

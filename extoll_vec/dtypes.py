@@ -49,7 +49,9 @@ PK_RMA_DATA = 4   # RMA payload, written to user memory by the receiver's NIC, n
 PK_SYNTH = 5      # synthetic network-only traffic, consumed by the destination NIC
 PK_PROTO = 6      # a protocol's own NIC-to-NIC packet (common.proto_send), consumed by the
                   # destination's nic_on_eject hook (credits, NAKs, BECNs: docs/design.md)
-N_PK = 7
+PK_REPLY = 7      # rendezvous reply (mpi.rendezvous "write", seed 003's MPI over IB): a packet
+                  # into the sender's mailbox; the sender's CPU then posts the RDMA write
+N_PK = 8
 # Control packets (PK_CTRL) carry a type in pk_aux / the mailbox entry (EXTOLL sections 5.2, 6.1).
 CT_CREDIT = 0     # credit packet: returns credits, uses a credit slot, consumes no credit
 CT_REQUEST = 1    # compulsory credit return request (dynamic): consumes a credit
@@ -200,7 +202,8 @@ P_CONV_TOL = 61       # its tolerance, fixed point (TOL_FRAC_BITS)
 P_OUTQ = 62           # iq router: flits that may wait at an output behind its link (0: none)
 P_CHUNK = 63          # mpi.rendezvous chunked: chunk bytes (0: one GET of the whole message)
 P_GETS = 64           # its outstanding gets per receive (seed 001's c)
-N_PAR = 65
+P_RNDV_WRITE = 65     # 1: mpi.rendezvous "write": the receiver replies, the sender writes the data
+N_PAR = 66
 ROUTER_VOQ = 0        # network.router "voq": virtual output queues (kernels/network.py)
 ROUTER_IQ = 1         # network.router "iq": one FIFO per input VC (kernels/router_iq.py)
 ROUTER_KINDS = ("voq", "iq")

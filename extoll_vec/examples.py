@@ -124,7 +124,8 @@ def ib_testbed(protocol: str = "ib_static", prepost: int = 100) -> dict:
     (3.1 x the EXTOLL fit's, same ratios) once the HCA's latency per side (1.38 us: its PCI-X
     DMA, modelled as the NIC link's latency, with 256-flit buffers so that its credit loop
     never limits the link) and the switch's 200 ns are in. 2 KB pre-posted buffers, one
-    message each (section 5), a 32-byte MPI header."""
+    message each (section 5), a 32-byte MPI header; the rendezvous by RDMA write after the
+    receiver's reply (section 3.1)."""
     return {
         "topology": {"kind": "crossbar", "p": 8},
         "network": {"flit_bytes": 64, "packet_header_bytes": 18, "cycle_ns": 69.16,
@@ -133,7 +134,7 @@ def ib_testbed(protocol: str = "ib_static", prepost: int = 100) -> dict:
         "host": {"pio_ns": 732.6, "retrieve_ns": 915.7, "match_ns": 1739.9,
                  "credit_ns": 29.54},
         "mpi": {"ranks_per_node": 1, "velo_payload": 2048, "header_bytes": 32,
-                "eager_threshold": 2016, "limic": False},
+                "eager_threshold": 2016, "limic": False, "rendezvous": "write"},
         "protocol": {"name": protocol, "prepost": prepost},
     }
 

@@ -32,8 +32,8 @@ from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, P_CHUNK, CT_PIGGYBA
                                OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV,
                                OP_SEND, OP_SNAPSHOT, OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON,
                                P_LIMIC_PER_KB, P_MATCH, P_MPI_HDR, P_PIGGY, P_PIO, P_POSTED_NODE, P_PROGRESS,
-                               P_RETRIEVE, P_SEND_MEMO, P_VELO_PAYLOAD, PIGGYBACK_BYTES, PK_CTRL, PK_DATA,
-                               PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
+                               P_RETRIEVE, P_RNDV_WRITE, P_SEND_MEMO, P_VELO_PAYLOAD, PIGGYBACK_BYTES, PK_CTRL, PK_DATA,
+                               PK_REPLY, PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
                                W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels import rendezvous as rndv
@@ -70,7 +70,7 @@ MB_RNDV_BYTES = 1 << 28
 def _mb_aux_bits(kind):
     if kind == PK_DATA:
         return 16
-    if kind == PK_RNDV:
+    if kind == PK_RNDV or kind == PK_REPLY:
         return 12
     return 8
 
@@ -358,6 +358,15 @@ def _retrieve(S, T, par, b, r, now):
         fc = fc_cycles(S, b, r, flowctl.on_control(S, par, b, r, src, aux, pay))
         cost += fc
         S.st_fccpu[b, r] += par[b, P_RETRIEVE] + fc
+    elif kind == PK_REPLY:
+        # the reply to r's rendezvous request (aux: r's send slot, pay: the receive): r finds
+        # the send and posts one RDMA write of the whole message (seed 003, 3.1); the reply
+        # held a mailbox packet and no credit (piggybacked credits: 0)
+        S.rk_sqblk[b, r] = 0
+        cost += fc_cycles(S, b, r, flowctl.on_control(S, par, b, r, src, CT_PIGGYBACK, 0))
+        cost += par[b, P_MATCH] + par[b, P_PIO]
+        rndv.rq_push(S, b, T.rank_node[r], T.rank_node[src], src, r, S.sd_bytes[b, r, aux],
+                     aux, pay, rndv.RQ_DATA, now)
     else:
         fc = flowctl.on_retrieved(S, par, b, r, src)
         if kind == PK_DATA and aux > 0:   # piggybacked credits (5.4, 6.5.3)
@@ -446,7 +455,8 @@ def rank_step(S, T, par, ops, b, r, now):
         S.st_fccpu[b, r] += pio
         _busy(S, b, r, now + pio)
         return
-    # 2. RMA GET descriptors of matched rendezvous receives
+    # 2. RMA GET descriptors of matched rendezvous receives (mpi.rendezvous "write": the
+    # reply into the sender's mailbox instead, whose CPU posts the RDMA write)
     if S.gq_cnt[b, r] > 0:
         if nic_full(S, par, b, node):
             nic_block_rank(S, b, node, r, now)
@@ -454,8 +464,14 @@ def rank_step(S, T, par, ops, b, r, now):
         G = S.gq.shape[2]
         k = S.gq_head[b, r]
         src = S.gq[b, r, k, 0]
-        h = pk_new(S, b, PK_RMA_GET, r, src, T.rank_node[src], flits_of(par, b, rndv.GET_BYTES), 1,
-                   S.gq[b, r, k, 2], S.gq[b, r, k, 1], S.gq[b, r, k, 3], now)
+        if par[b, P_RNDV_WRITE] != 0:
+            h = pk_new(S, b, PK_REPLY, r, src, T.rank_node[src],
+                       flits_of(par, b, par[b, P_MPI_HDR] + rndv.GET_BYTES), 1,
+                       S.gq[b, r, k, 3], S.gq[b, r, k, 1], 0, now)
+        else:
+            h = pk_new(S, b, PK_RMA_GET, r, src, T.rank_node[src],
+                       flits_of(par, b, rndv.GET_BYTES), 1, S.gq[b, r, k, 2], S.gq[b, r, k, 1],
+                       S.gq[b, r, k, 3], now)
         S.gq_head[b, r] = (k + 1) % G
         S.gq_cnt[b, r] -= 1
         if h >= 0:

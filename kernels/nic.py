@@ -23,7 +23,7 @@ from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, EJ_KEPT, INJ_TAKEN, ERR_BUFFE
                                ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN, H_NIC_EJECT, H_NIC_INJECT,
                                P_HOOKS, EV_NIC_TX, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
-                               P_SYNTH, PK_CTRL, PK_DATA, PK_RMA_DATA, PK_RMA_GET,
+                               P_SYNTH, PK_CTRL, PK_DATA, PK_REPLY, PK_RMA_DATA, PK_RMA_GET,
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, EV_NIC_DRAIN, EV_SAMPLE,
                                P_CHUNK, P_CONV_TOL, P_ROUTER, P_SAMPLE, ROUTER_VOQ, SINK_FRAC_BITS,
                                TOL_FRAC_BITS, CV_CONVERGED, CV_END, CV_PREV, CV_START,
@@ -182,7 +182,7 @@ def nic_drain(S, T, par, b, n, now):
                 return   # back-pressure until the protocol calls common.drain_at
         if act != EJ_ACCEPT:
             pass         # EJ_CONSUMED, EJ_KEPT: the protocol took it; it leaves the buffer below
-        elif kind == PK_DATA or kind == PK_RNDV or kind == PK_CTRL:
+        elif kind == PK_DATA or kind == PK_RNDV or kind == PK_CTRL or kind == PK_REPLY:
             if S.mb_cnt[b, r] >= par[b, P_MAILBOX]:
                 if par[b, P_MAILBOX_HARD] != 0:
                     S.status[b] |= ERR_MAILBOX_OVERFLOW

@@ -9,7 +9,7 @@ rendezvous requests and ECMs alike; the schemes differ in whether MPI keeps a se
 finding none.
 """
 from extoll_vec.dtypes import (CT_CREDIT, EJ_ACCEPT, EJ_CONSUMED, EJ_KEPT, INJ_TAKEN, P_CREDIT,
-                               PK_CTRL, PK_DATA, PK_PROTO, PK_RMA_GET, PK_RNDV)
+                               PK_CTRL, PK_DATA, PK_PROTO, PK_REPLY, PK_RMA_GET, PK_RNDV)
 from extoll_vec.kernels.common import (nic_release_one, proto_resend, proto_send, proto_timer,
                                       wake_rank)
 from extoll_vec.kernels.fc_fields import F_SEQ_RX, queue_ctrl
@@ -136,8 +136,9 @@ def ctrl_payload(S, par, b, r, dst, ctype):
 
 @inner
 def on_control(S, par, b, r, src, ctype, payload):
+    """An ECM or a rendezvous reply (payload 0) was processed."""
     i = pair(S, b, r, src)
-    S.fc[b, i, I_INUSE] -= 1        # the ECM's buffer, posted again; it took no credit
+    S.fc[b, i, I_INUSE] -= 1        # its buffer, posted again; it took no credit
     S.fc[b, i, I_CREDITS] += payload
     S.fc[b, i, I_A_GOT] += payload
     return par[b, P_CREDIT]
@@ -229,16 +230,22 @@ def _grow(S, par, b, r, src, j, now):
 
 
 @inner
+def _into_buffer(kind):
+    """Does a packet of this kind take a pre-posted buffer (a send/receive message)?"""
+    return kind == PK_DATA or kind == PK_RNDV or kind == PK_CTRL or kind == PK_REPLY
+
+
+@inner
 def nic_may_inject(S, T, par, b, node, h, now):
     kind = S.pk[b, h].kind
-    if kind == PK_DATA or kind == PK_RNDV or kind == PK_CTRL:
+    if _into_buffer(kind):
         i = pair(S, b, S.pk[b, h].src, S.pk[b, h].dst)
         if S.fc[b, i, I_RNR_WAIT] != 0:     # the connection waits for its retry: behind
             _keep(S, b, i, h)               # the packets to send again
             S.nic_kept[b, node] += 1
             return INJ_TAKEN
-    elif kind == PK_RMA_GET and par[b, P_SCHEME] != 0:
-        # the rendezvous reply carries the getter's credits to the data's sender (4.2)
+    if (kind == PK_RMA_GET or kind == PK_REPLY) and par[b, P_SCHEME] != 0:
+        # the rendezvous reply carries the receiver's credits to the data's sender (4.2)
         i = pair(S, b, S.pk[b, h].src, S.pk[b, h].dst)
         k = S.fc[b, i, I_OWED]
         if k > 0:
@@ -266,7 +273,7 @@ def nic_on_eject(S, T, par, b, node, h, now):
         if k > 0:
             _take_credits(S, b, S.pk[b, h].dst, S.pk[b, h].src, k, now)
         return EJ_ACCEPT
-    if kind != PK_DATA and kind != PK_RNDV and kind != PK_CTRL:
+    if not _into_buffer(kind):
         return EJ_ACCEPT
     src = S.pk[b, h].src
     r = S.pk[b, h].dst

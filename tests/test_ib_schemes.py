@@ -18,8 +18,9 @@ SCHEME_NAMES = tuple(SCHEMES)
 SIZES = [0, 4, 1000, 2016, 2017, 9000]
 
 
-def _cfg(scheme, prepost, n=4, **net):
+def _cfg(scheme, prepost, n=4, rendezvous="write", **net):
     d = ib_testbed(scheme, prepost)
+    d["mpi"]["rendezvous"] = rendezvous
     d["topology"] = {"kind": "crossbar", "p": n}
     d["network"].update(net)
     d["protocol"]["rnr_timeout_us"] = 5.0
@@ -36,7 +37,8 @@ def scenario(draw):
     scheme = draw(st.sampled_from(SCHEME_NAMES))
     prepost = draw(st.integers(1, 4))
     fifo = draw(st.sampled_from([4, 256]))
-    return _cfg(scheme, prepost, n, nic_fifo_packets=fifo), n, msgs
+    rendezvous = draw(st.sampled_from(["write", "get"]))
+    return _cfg(scheme, prepost, n, rendezvous, nic_fifo_packets=fifo), n, msgs
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -130,5 +132,8 @@ def test_bad_ib_input_is_one_line_naming_the_field(capsys):
     refused(capsys, ["run", "--example", "ib-bandwidth", "--set", "protocol.name=ib_dynamic",
                      "--set", "protocol.max_buffers=4"], "protocol.max_buffers: got 4; allowed: "
             ">= protocol.prepost (10)")
-    refused(capsys, ["run", "--example", "ib-bandwidth", "--set", "protocol.name=fecn"],
-            "protocol.name")
+    refused(capsys, ["run", "--example", "ib-bandwidth", "--set", "protocol.name=static",
+                     "--set", "mpi.velo_payload=56", "--set", "mpi.eager_threshold=2048",
+                     "--set", "protocol.mailbox_slots=64"],
+            "mpi.rendezvous: got 'write'; allowed: get or chunked unless the protocol's mailbox "
+            "is unlimited")

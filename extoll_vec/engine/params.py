@@ -69,6 +69,7 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_OUTQ] = n.output_queue_flits
     chunked = cfg.mpi.rendezvous == "chunked"
     p[D.P_CHUNK] = cfg.mpi.chunk_bytes if chunked else 0
+    p[D.P_RNDV_WRITE] = int(cfg.mpi.rendezvous == "write")
     p[D.P_GETS] = cfg.mpi.outstanding_gets if chunked else 1
     p[D.P_SYNTH] = {"uniform": 1, "permutation": 2, "shift": 2, "pairwise": 2}.get(w.kind, 0)
     # Bernoulli injection: w.injection_rate flits per node per cycle in packets of packet_flits

@@ -5,7 +5,8 @@ The MPI layer (section 3.1) is the engine's: eager messages and rendezvous reque
 into the receiver's pre-posted buffers, one message per buffer (`mpi.velo_payload` is the
 buffer size, 2 KB in the paper's implementation, section 5), re-posted once the receiver's
 CPU has processed the message; large data goes by RDMA after the rendezvous handshake
-(`mpi.rendezvous: get`, the receiver's GET being the handshake's reply). The schemes:
+(`mpi.rendezvous: write`: the receiver replies, the sender's CPU posts an RDMA write). The
+schemes:
 
 - `ib_hardware` (4.1): no flow control in MPI. A message that finds no free posted buffer for
   its connection at the receiving HCA is dropped and answered by an RNR NAK; the sender's HCA
@@ -23,7 +24,7 @@ CPU has processed the message; large data goes by RDMA after the rendezvous hand
   (ECM). The optimistic scheme: an ECM needs no credit; it still needs a posted buffer, and
   the hardware's RNR retry delivers it when none is free. A small message posted when its
   connection has no credit left goes by rendezvous (4.2), whose reply carries the receiver's
-  credits (the GET packet here).
+  credits.
 - `ib_dynamic` (4.3): as static, starting from `prepost` buffers per connection; a message
   that went through the backlog carries a flag (so does a small message sent by rendezvous
   for want of a credit: it met the same shortage), and its receiver posts `grow_step` more
@@ -35,8 +36,11 @@ Where the paper is silent, the reading taken (docs/reproduction/infiniband.md):
   completion later; the credit is usable one poll earlier than in the real MPI);
 - the dynamic scheme posts its new buffers when the flagged message is delivered, without a
   CPU cost for posting;
-- the rendezvous reply is the receiver's RMA GET; it consumes no pre-posted buffer (the
-  paper's reply and finish messages do), so a rendezvous costs one buffer, not three.
+- the rendezvous (`mpi.rendezvous: write`, the examples'): the receiver's CPU replies into a
+  pre-posted buffer of the sender, whose CPU then posts one RDMA write; the reply needs no
+  credit (as an ECM) and carries the receiver's credits. The finish message is not modelled:
+  the receive completes when the data has arrived (one buffer and one receiver retrieval
+  fewer per rendezvous than the paper's MPI).
 
 Kernel: kernels/proto_ib.py.
 """
@@ -97,7 +101,8 @@ def _check_run(cfg):
            f"<= {m.velo_payload - m.header_bytes} (an eager message fills one pre-posted "
            f"buffer of mpi.velo_payload {m.velo_payload} bytes with its "
            f"{m.header_bytes}-byte header)", m.eager_threshold)
-    _check(m.rendezvous == "get", "mpi.rendezvous", "get under the IB schemes", m.rendezvous)
+    _check(m.rendezvous in ("get", "write"), "mpi.rendezvous",
+           "write (the paper's) or get under the IB schemes", m.rendezvous)
     _check(cfg.protocol.max_buffers >= cfg.protocol.prepost, "protocol.max_buffers",
            f">= protocol.prepost ({cfg.protocol.prepost})", cfg.protocol.max_buffers)
 
