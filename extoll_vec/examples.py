@@ -121,9 +121,10 @@ def ib_testbed(protocol: str = "ib_static", prepost: int = 100) -> dict:
     peak bandwidth (Liu et al., ICS'03: the RDMA data path the send/receive design shares)
     sets the link: 64-byte flits of 69.16 ns with 1024-byte RDMA packets (the MTU) and 26
     bytes of IB headers (LRH, BTH, CRCs); 7.5 us small-message latency sets the host costs
-    (3.1 x the EXTOLL fit's, same ratios) once the HCA's latency per side (1.38 us: its PCI-X
-    DMA, modelled as the NIC link's latency, with 256-flit buffers so that its credit loop
-    never limits the link) and the switch's 200 ns are in. 2 KB pre-posted buffers, one
+    (2.67 x the EXTOLL fit's, same ratios, the retrieval plus one PIO write: the processed
+    buffer's descriptor posted again, section 3.1) once the HCA's latency per side (1.38 us:
+    its PCI-X DMA, modelled as the NIC link's latency, with 256-flit buffers so that its
+    credit loop never limits the link) and the switch's 200 ns are in. 2 KB pre-posted buffers, one
     message each (section 5), a 32-byte MPI header; the rendezvous by RDMA write after the
     receiver's reply (section 3.1)."""
     return {
@@ -131,7 +132,7 @@ def ib_testbed(protocol: str = "ib_static", prepost: int = 100) -> dict:
         "network": {"flit_bytes": 64, "packet_header_bytes": 18, "cycle_ns": 69.16,
                     "link_latency": 20, "router_delay": 3, "buffer_flits": 256,
                     "nic_ejection_flits": 256, "rma_packet_bytes": 1024},
-        "host": {"pio_ns": 732.6, "retrieve_ns": 915.7, "match_ns": 1739.9,
+        "host": {"pio_ns": 630.97, "retrieve_ns": 1419.69, "match_ns": 1498.56,
                  "credit_ns": 29.54},
         "mpi": {"ranks_per_node": 1, "velo_payload": 2048, "header_bytes": 32,
                 "eager_threshold": 2016, "limic": False, "rendezvous": "write"},

@@ -60,7 +60,7 @@ def test_every_message_arrives_once_in_order_and_credits_are_conserved(sc):
     assert res["messages_received"][0].tolist() == expected.tolist()
 
 
-def _bandwidth(scheme, prepost, window=64, blocking=True, nbytes=4, rnr=80.0):
+def _bandwidth(scheme, prepost, window=64, blocking=True, nbytes=4, rnr=60.0):
     cfg = get_example("ib-bandwidth").replace(**{
         "protocol.name": scheme, "protocol.prepost": prepost, "protocol.rnr_timeout_us": rnr,
         "workload.window": window, "workload.blocking": blocking,

@@ -195,8 +195,8 @@ def audit(batch, b) -> list[str]:
 _DECLARES = (
     Param("prepost", "int", 10, 1, 2**20, "buffers",
           note="pre-posted receive buffers per connection (dynamic: at the start)"),
-    Param("rnr_timeout_us", "float", 80.0, 0.01, 1e6, "us",
-          note="RNR NAK retry timeout (IB min_rnr_timer code 6: 0.08 ms)"),
+    Param("rnr_timeout_us", "float", 60.0, 0.01, 1e6, "us",
+          note="RNR NAK retry timeout (IB min_rnr_timer code 5: 0.06 ms)"),
     Param("ecm_threshold", "int", 5, 1, 2**20, "credits",
           note="credits a receiver accumulates before an explicit credit message"),
     Param("grow_step", "int", 1, 1, 2**20, "buffers", note="dynamic linear growth step"),
