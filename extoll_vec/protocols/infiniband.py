@@ -237,7 +237,10 @@ def _record(name, kid):
                     declares=_DECLARES if kid == 8 else (),
                     check_run=_check_run,
                     pair_fields=lambda pc: IB_FIELDS, every_pair=False,
-                    nic_queue=lambda cfg: cfg.network.nic_fifo_packets + 8,
+                    # the HCA's queue of NAKs and packets sent again: what its senders may
+                    # have kept (their FIFOs' capacity), for up to 16 senders at once (beyond:
+                    # a queue-overflow error names the point)
+                    nic_queue=lambda cfg: cfg.network.nic_fifo_packets * min(cfg.n_nodes, 16) + 8,
                     proto_alive=_proto_alive,
                     packet_fields=("credits", "backlog"), params=_params,
                     audit=audit, outputs=_OUTPUTS)
