@@ -103,14 +103,20 @@ def _check_notes(bw: dict) -> list[str]:
         return {w: v for (ss, b, p, bl, w), v in bw.items()
                 if (ss, b, p, bl) == (s, nbytes, pre, blk)}
 
+    def spread(nbytes, pre, blk):
+        """The windows every scheme has, and the largest relative gap between the schemes
+        over them (ws empty: some scheme has none)."""
+        cs = [curve(s, nbytes, pre, blk) for s in SCHEMES]
+        ws = sorted(set.intersection(*(set(c) for c in cs))) if all(cs) else []
+        gap = max((max(c[w] for c in cs) / min(c[w] for c in cs) - 1 for w in ws), default=0)
+        return ws, gap
+
     for blk in (True, False):
         mode = "blocking" if blk else "non-blocking"
-        cs = [curve(s, 4, 100, blk) for s in SCHEMES]
-        ws = sorted(set.intersection(*(set(c) for c in cs))) if all(cs) else []
+        ws, gap = spread(4, 100, blk)
         if ws:
-            spread = max(max(c[w] for c in cs) / min(c[w] for c in cs) - 1 for w in ws)
             notes.append(f"4 B, 100 buffers, {mode}: the schemes differ by at most "
-                         f"{100 * spread:.1f} % over windows {ws[0]}-{ws[-1]} (paper: "
+                         f"{100 * gap:.1f} % over windows {ws[0]}-{ws[-1]} (paper: "
                          "comparable)")
         hw, st, dy = (curve(s, 4, 10, blk) for s in SCHEMES)
         big = sorted(w for w in set(hw) & set(st) & set(dy) if w > 10)
@@ -130,12 +136,10 @@ def _check_notes(bw: dict) -> list[str]:
                          f"{better or 'none'} of {big} (paper: blocking better for the "
                          "user-level schemes)")
     for blk in (True, False):
-        cs = [curve(s, 32768, 10, blk) for s in SCHEMES]
-        ws = sorted(set.intersection(*(set(c) for c in cs))) if all(cs) else []
+        ws, gap = spread(32768, 10, blk)
         if ws:
-            spread = max(max(c[w] for c in cs) / min(c[w] for c in cs) - 1 for w in ws)
             notes.append(f"32 KB, 10 buffers, {'blocking' if blk else 'non-blocking'}: the "
-                         f"schemes differ by at most {100 * spread:.1f} % (paper: all three "
+                         f"schemes differ by at most {100 * gap:.1f} % (paper: all three "
                          "close)")
     nb = [curve(s, 32768, 10, False) for s in SCHEMES]
     bl = [curve(s, 32768, 10, True) for s in SCHEMES]
