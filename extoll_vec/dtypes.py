@@ -49,8 +49,9 @@ PK_RMA_DATA = 4   # RMA payload, written to user memory by the receiver's NIC, n
 PK_SYNTH = 5      # synthetic network-only traffic, consumed by the destination NIC
 PK_PROTO = 6      # a protocol's own NIC-to-NIC packet (common.proto_send), consumed by the
                   # destination's nic_on_eject hook (credits, NAKs, BECNs: docs/design.md)
-PK_REPLY = 7      # rendezvous reply (mpi.rendezvous "write", seed 003's MPI over IB): a packet
-                  # into the sender's mailbox; the sender's CPU then posts the RDMA write
+PK_REPLY = 7      # rendezvous handshake of mpi.rendezvous "write" (seed 003's MPI over IB, 3.1),
+                  # a packet into a mailbox: last 1, the receiver's reply (the sender's CPU then
+                  # posts the RDMA write); last 0, the sender's finish message behind the data
 N_PK = 8
 # Control packets (PK_CTRL) carry a type in pk_aux / the mailbox entry (EXTOLL sections 5.2, 6.1).
 CT_CREDIT = 0     # credit packet: returns credits, uses a credit slot, consumes no credit

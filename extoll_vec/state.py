@@ -94,6 +94,9 @@ FIELDS = {
     # the head packet of the ejection buffer is written (-1: not started)
     "ej_sink": (I32, ("B", "N"), 0), "ej_done": (TIME, ("B", "N"), -1),
     "rq": (I32, ("B", "N", "RQ", 7), 0), "rq_head": (I32, ("B", "N"), 0), "rq_cnt": (I32, ("B", "N"), 0),
+    # entries the RMA queue has finished (its tickets: a finish message waits for its RDMA
+    # write's, kernels/nic.py)
+    "rq_pops": (I64, ("B", "N"), 0),
     "syn": (CNT, ("B", 8), 0), "syn_ctr": (I64, ("B", "N"), 0), "syn_dest": (IDX, ("B", "N"), -1),
     "syn_cv": (TIME, ("B", N_CV), 0),     # the measurement window (dtypes.CV_*)
     # ranks (kernels/host.py)
@@ -117,6 +120,8 @@ FIELDS = {
     "sq": (I32, ("B", "NR", "SQ"), 0), "sq_cnt": (I32, ("B", "NR"), 0),
     # the first rk_sqblk[r] sends of the queue are known blocked (host._sendable, P_SEND_MEMO)
     "rk_sqblk": (I32, ("B", "NR"), 0),
+    # a receive slot: 0 free, 1 posted, 2 matched a rendezvous (GET or reply queued, data
+    # awaited), 3 (host.RD_HALF) "write" rendezvous: its data or its finish message is in
     "rd_state": (I32, ("B", "NR", "RD"), 0), "rd_src": (I32, ("B", "NR", "RD"), 0),
     # a matched chunked rendezvous receive (kernels/rendezvous.py): bytes still to arrive,
     # offset of the next chunk to get, the message bytes

@@ -72,6 +72,15 @@ def pk_new(S, b, kind, src, dst, dnode, flits, last, pay, aux, aux2, t):
 
 
 @inner
+def progress(S, b, t):
+    """Something completed, or a rank is busy until t: the no-progress watchdog
+    (limits.no_progress_us, kernels/sim.py) counts from the latest such time, so a rank in a
+    long compute phase is progress until its end, whatever completes meanwhile."""
+    if t > S.last_progress[b]:
+        S.last_progress[b] = t
+
+
+@inner
 def nic_capacity(S, par, b):
     if par[b, P_SYNTH] != 0:
         return S.nq.shape[2]  # synthetic traffic: the source queue

@@ -38,7 +38,8 @@ from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, P_CHUNK, CT_PIGGYBA
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels import rendezvous as rndv
 from extoll_vec.kernels.common import (flits_of, message_packets, nic_block_rank, nic_full,
-                                      nic_push, nic_release_one, pk_new, wake_rank)
+                                      nic_push, nic_release_one, pk_new, progress,
+                                      wake_rank)
 from extoll_vec.kernels.fc_fields import CQ_TYPE, F_SEQ_TX
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.pairs import pair, row
@@ -106,7 +107,7 @@ def complete_send(S, b, r, d, now):
     S.rk_osend[b, r] -= 1
     if S.rk_blk_s[b, r] == d:
         S.rk_blk_s[b, r] = -1
-    S.last_progress[b] = now
+    progress(S, b, now)
     wake_rank(S, b, r, now)
 
 
@@ -119,8 +120,24 @@ def complete_recv(S, b, r, j, extra, now):
     S.rk_cost[b, r] += extra
     if S.rk_blk_r[b, r] == j:
         S.rk_blk_r[b, r] = -1
-    S.last_progress[b] = now
+    progress(S, b, now)
     wake_rank(S, b, r, now)
+
+
+RD_HALF = 3   # rd_state of a "write" rendezvous receive: its data or its finish message is in
+
+
+@inner
+def write_half_done(S, b, r, j, now):
+    """mpi.rendezvous "write": receive j of rank r is done when both its RDMA data has arrived
+    and its finish message was processed (seed 003, 3.1: the data's arrival raises no event at
+    the receiver; the finish message follows it on the connection). The two are counted in
+    either order, so a finish message that overtook the data's last packet in the sender's
+    NIC (PIO FIFO and RMA engine alternate) still waits for it."""
+    if S.rd_state[b, r, j] == RD_HALF:
+        complete_recv(S, b, r, j, 0, now)
+    else:
+        S.rd_state[b, r, j] = RD_HALF
 
 
 @inner
@@ -359,14 +376,23 @@ def _retrieve(S, T, par, b, r, now):
         cost += fc
         S.st_fccpu[b, r] += par[b, P_RETRIEVE] + fc
     elif kind == PK_REPLY:
-        # the reply to r's rendezvous request (aux: r's send slot, pay: the receive): r finds
-        # the send and posts one RDMA write of the whole message (seed 003, 3.1); the reply
-        # held a mailbox packet and no credit (piggybacked credits: 0)
+        # a rendezvous handshake message: it held a posted buffer and no credit (piggybacked
+        # credits: 0); aux: the sender's send slot, pay: the receiver's receive
         S.rk_sqblk[b, r] = 0
         cost += fc_cycles(S, b, r, flowctl.on_control(S, par, b, r, src, CT_PIGGYBACK, 0))
-        cost += par[b, P_MATCH] + par[b, P_PIO]
-        rndv.rq_push(S, b, T.rank_node[r], T.rank_node[src], src, r, S.sd_bytes[b, r, aux],
-                     aux, pay, rndv.RQ_DATA, now)
+        if last == 1:
+            # the reply to r's request: r finds the send and posts one RDMA write of the whole
+            # message (seed 003, 3.1), then its finish message (host turn, step 2)
+            cost += par[b, P_MATCH] + par[b, P_PIO]
+            n = T.rank_node[r]
+            ticket = S.rq_pops[b, n] + S.rq_cnt[b, n]    # the RMA queue entry of the write
+            rndv.rq_push(S, b, n, T.rank_node[src], src, r, S.sd_bytes[b, r, aux], aux, pay,
+                         rndv.RQ_DATA, now)
+            rndv.gq_push(S, b, r, src, aux, -1 - ticket, pay)
+        else:
+            # the finish message of src's RDMA write into r's receive `pay`
+            cost += par[b, P_MATCH]
+            write_half_done(S, b, r, pay, now)
     else:
         fc = flowctl.on_retrieved(S, par, b, r, src)
         if kind == PK_DATA and aux > 0:   # piggybacked credits (5.4, 6.5.3)
@@ -381,7 +407,7 @@ def _retrieve(S, T, par, b, r, now):
                 message_arrived(S, par, b, r, src, pay, aux, now)
             else:
                 message_arrived(S, par, b, r, src, pay, UX_EAGER, now)
-    S.last_progress[b] = now
+    progress(S, b, now)
     node = T.rank_node[r]
     if S.ej_blk[b, node] != 0:
         S.ej_blk[b, node] = 0
@@ -394,8 +420,7 @@ def _retrieve(S, T, par, b, r, now):
 def _busy(S, b, r, t):
     S.rk_run[b, r] = 1
     schedule(S, b, t, EV_RANK, r, 0, 0)
-    if t > S.last_progress[b]:
-        S.last_progress[b] = t
+    progress(S, b, t)
 
 
 @inner
@@ -465,9 +490,14 @@ def rank_step(S, T, par, ops, b, r, now):
         k = S.gq_head[b, r]
         src = S.gq[b, r, k, 0]
         if par[b, P_RNDV_WRITE] != 0:
+            # the reply (its descriptor: the receive buffer's address, for the RDMA write),
+            # or, with bytes -1 - t, the sender's finish message, which leaves its NIC once
+            # the RMA queue has finished entry t, its RDMA write (nic._fin_waits)
+            fin = S.gq[b, r, k, 2] < 0
             h = pk_new(S, b, PK_REPLY, r, src, T.rank_node[src],
-                       flits_of(par, b, par[b, P_MPI_HDR] + rndv.GET_BYTES), 1,
-                       S.gq[b, r, k, 3], S.gq[b, r, k, 1], 0, now)
+                       flits_of(par, b, par[b, P_MPI_HDR] + (0 if fin else rndv.GET_BYTES)),
+                       0 if fin else 1, S.gq[b, r, k, 3], S.gq[b, r, k, 1],
+                       -1 - S.gq[b, r, k, 2] if fin else 0, now)
         else:
             h = pk_new(S, b, PK_RMA_GET, r, src, T.rank_node[src],
                        flits_of(par, b, rndv.GET_BYTES), 1, S.gq[b, r, k, 2], S.gq[b, r, k, 1],
@@ -596,7 +626,7 @@ def rank_step(S, T, par, ops, b, r, now):
             elif op == OP_END:
                 S.rk_wait[b, r] = W_DONE
                 S.rk_tfin[b, r] = now
-                S.last_progress[b] = now
+                progress(S, b, now)
                 S.ranks_done[b] += 1
                 done = True
                 break

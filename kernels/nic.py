@@ -25,15 +25,15 @@ from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, EJ_KEPT, INJ_TAKEN, ERR_BUFFE
                                P_MAILBOX_HARD, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, PK_CTRL, PK_DATA, PK_REPLY, PK_RMA_DATA, PK_RMA_GET,
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, EV_NIC_DRAIN, EV_SAMPLE,
-                               P_CHUNK, P_CONV_TOL, P_ROUTER, P_SAMPLE, ROUTER_VOQ, SINK_FRAC_BITS,
+                               P_CHUNK, P_CONV_TOL, P_RNDV_WRITE, P_ROUTER, P_SAMPLE, ROUTER_VOQ, SINK_FRAC_BITS,
                                TOL_FRAC_BITS, CV_CONVERGED, CV_END, CV_PREV, CV_START,
                                CV_SAMPLES)
 from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
-                                      request_tx, wake_rank, splitmix64)
+                                      progress, request_tx, wake_rank, splitmix64)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels import rendezvous as rndv
 from extoll_vec.kernels.fc_fields import F_SEQ_RX
-from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write
+from extoll_vec.kernels.host import complete_recv, complete_send, mailbox_write, write_half_done
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.pairs import pair
 from extoll_vec.kernels.network import request_arb, router_accept
@@ -54,12 +54,21 @@ SY_TAKEN = 7      # of them, taken out of the network by their destination's NIC
 
 
 @inner
+def _fin_waits(S, b, n):
+    """Is the FIFO's head a rendezvous finish message whose RDMA write (the RMA queue's entry
+    aux2) has not all left? A queue pair sends in order (seed 003, 3.1: the finish message
+    follows the data); the RMA queue serves entries in order, so it runs meanwhile."""
+    h = S.nq[b, n, S.nq_head[b, n]]
+    return S.pk[b, h].kind == PK_REPLY and S.pk[b, h].last == 0 and S.pk[b, h].aux2 >= S.rq_pops[b, n]
+
+
+@inner
 def nic_tx(S, T, par, b, n, now):
     if S.nic_busy[b, n] > now:
         request_tx(S, b, n, S.nic_busy[b, n])
         return
     hooks = par[b, P_HOOKS]
-    has_pio = S.nq_cnt[b, n] > 0
+    has_pio = S.nq_cnt[b, n] > 0 and not _fin_waits(S, b, n)
     has_rma = S.rq_cnt[b, n] > 0
     # a protocol's own packets (common.proto_send) go first: they return credits or answer,
     # and nic_may_inject never holds them
@@ -88,6 +97,7 @@ def nic_tx(S, T, par, b, n, now):
         S.st_sent[b, S.rq[b, n, k, 2], 2] += 1
         S.rq_head[b, n] = (k + 1) % RQ
         S.rq_cnt[b, n] -= 1
+        S.rq_pops[b, n] += 1
     elif use_rma:
         k = S.rq_head[b, n]
         this = min(par[b, P_RMA_BYTES], S.rq[b, n, k, 3])
@@ -106,6 +116,7 @@ def nic_tx(S, T, par, b, n, now):
         if left == 0:
             S.rq_head[b, n] = (k + 1) % RQ
             S.rq_cnt[b, n] -= 1
+            S.rq_pops[b, n] += 1
         if rndv.data_sent(S, b, S.rq[b, n, k, 2], S.rq[b, n, k, 4], this):
             complete_send(S, b, S.rq[b, n, k, 2], S.rq[b, n, k, 4], now)
     else:
@@ -207,7 +218,10 @@ def nic_drain(S, T, par, b, n, now):
         elif kind == PK_RMA_DATA:
             if par[b, P_CHUNK] == 0:
                 if S.pk[b, h].last == 1:
-                    complete_recv(S, b, r, S.pk[b, h].aux2, 0, now)
+                    if par[b, P_RNDV_WRITE] != 0:
+                        write_half_done(S, b, r, S.pk[b, h].aux2, now)
+                    else:
+                        complete_recv(S, b, r, S.pk[b, h].aux2, 0, now)
             else:
                 src = S.pk[b, h].src
                 slot = S.pk[b, h].aux
@@ -234,7 +248,7 @@ def nic_drain(S, T, par, b, n, now):
         S.ej_cnt[b, n] -= 1
         S.ej_flits[b, n] -= L
         schedule(S, b, now + par[b, P_LINK_LAT], EV_EJ_CREDIT, n, 0, L)
-        S.last_progress[b] = now
+        progress(S, b, now)
         if act == EJ_KEPT:
             continue     # to be sent again (common.proto_resend): delivered when accepted
         S.delivered[b] += 1

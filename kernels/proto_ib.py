@@ -17,7 +17,8 @@ from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.pairs import pair, row
 from extoll_vec.protocols.infiniband import (I_A_GIVEN, I_A_GOT, I_A_RETR, I_A_SENT, I_CH_HEAD,
                                             I_CH_TAIL, I_CREDITS, I_DROPPED, I_ECM, I_ECM_Q,
-                                            I_FLAGGED, I_INUSE, I_MAXPOSTED, I_NAKS, I_OWED,
+                                            I_FLAGGED, I_INUSE, I_MAXPOSTED, I_MSGS, I_NAKS,
+                                            I_OWED,
                                             I_POSTED, I_RNR_WAIT, I_SWITCHED, NAK_RNR, NAK_SEQ, P_ECM,
                                             P_MAXBUF, P_PREPOST, P_RNR, P_SCHEME, P_STEP,
                                             PF_BACKLOG, PF_CREDITS)
@@ -292,6 +293,7 @@ def nic_on_eject(S, T, par, b, node, h, now):
         S.nic_kept[b, T.rank_node[src]] += 1
         _nak(S, par, b, node, T.rank_node[src], i, NAK_RNR, now)
         return EJ_KEPT
+    S.fc[b, i, I_MSGS] += 1
     k = S.pk_pf[b, h, PF_CREDITS]
     if k > 0:
         _take_credits(S, b, r, src, k, now)

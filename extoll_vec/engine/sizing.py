@@ -156,8 +156,10 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
                  MC=max(mailbox_capacity(c, f) if f.ring is None else
                         min(mailbox_capacity(c, f), f.ring) for c, f in zip(configs, figs)),
                  SQ=SQ, RD=RD,
-                 # GETs the CPU writes: one per receive; chunked, the first c of each
-                 GQ=RD * max(chunk_gets(configs), 1),
+                 # GETs the CPU writes: one per receive; chunked, the first c of each;
+                 # rendezvous "write": a reply per receive and a finish message per send
+                 GQ=RD * max(chunk_gets(configs), 1)
+                 + (SQ if any(c.mpi.rendezvous == "write" for c in configs) else 0),
                  UQ=max(f.inbound_messages for f in figs) + 2,
                  # a credit packet, a request and a response per peer in the pair table
                  CQ=3 * max(NR if f.max_peers is None else f.max_peers for f in figs) + 16,

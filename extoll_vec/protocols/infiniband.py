@@ -37,10 +37,11 @@ Where the paper is silent, the reading taken (docs/reproduction/infiniband.md):
 - the dynamic scheme posts its new buffers when the flagged message is delivered, without a
   CPU cost for posting;
 - the rendezvous (`mpi.rendezvous: write`, the examples'): the receiver's CPU replies into a
-  pre-posted buffer of the sender, whose CPU then posts one RDMA write; the reply needs no
-  credit (as an ECM) and carries the receiver's credits. The finish message is not modelled:
-  the receive completes when the data has arrived (one buffer and one receiver retrieval
-  fewer per rendezvous than the paper's MPI).
+  pre-posted buffer of the sender, whose CPU then posts one RDMA write and a finish message
+  into a posted buffer of the receiver, whose receive completes when it has processed the
+  finish message (and the data is in); reply and finish message need no credit (as an ECM)
+  and carry credits back. A rendezvous is thus three messages (request, reply, finish), as
+  Table 1 counts them (docs/reproduction/infiniband.md).
 
 Kernel: kernels/proto_ib.py.
 """
@@ -74,7 +75,9 @@ I_DROPPED = PAIR_FIELDS + 15  # packets from y that x's HCA dropped (RNR or out 
 I_FLAGGED = PAIR_FIELDS + 16  # messages from y that came through the backlog
 I_SWITCHED = PAIR_FIELDS + 17  # sender side: small messages to y sent by rendezvous for want
                                # of a credit, whose request has not left yet
-IB_FIELDS = PAIR_FIELDS + 18
+I_MSGS = PAIR_FIELDS + 18     # sender side: messages x wrote that y's HCA took into a posted
+                              # buffer (once each, however often sent again): Table 1's count
+IB_FIELDS = PAIR_FIELDS + 19
 # packet fields pk_pf[b, h, *] (declared below, in this order)
 PF_CREDITS = 0    # credits the packet carries back to its destination
 PF_BACKLOG = 1    # 1: the message waited in its sender's backlog (the dynamic feedback)
@@ -219,6 +222,10 @@ _OUTPUTS = {
     "ib_dropped": Output(("point", "rank"), np.int64, "packets",
                          "IB: packets each rank's HCA dropped (no buffer, out of sequence)",
                          _rank_sum(I_DROPPED)),
+    "ib_messages": Output(("point", "rank"), np.int64, "messages",
+                          "IB: messages each rank sent into its peers' pre-posted buffers "
+                          "(eager data, rendezvous requests, replies and finish messages, "
+                          "ECMs; a message sent again counts once)", _rank_sum(I_MSGS)),
     "ib_backlogged": Output(("point", "rank"), np.int64, "messages",
                             "IB: messages each rank received that came through the backlog",
                             _rank_sum(I_FLAGGED)),
