@@ -82,6 +82,11 @@ def config_line(c: RunConfig) -> str:
         topo = f"hypercube 2^{t.cube_dim} switches x {t.p} nodes"
     if w.synthetic:
         work = f"{w.kind} {w.injection_rate:g} flits/node/cycle, {w.packet_flits}-flit packets"
+    elif w.kind == "nas":
+        steps = f"{w.nas_iterations} time steps" if w.nas_iterations else "class A"
+        work = f"NAS {w.nas} {w.ranks} ranks ({c.mpi.ranks_per_node}/node), {steps}"
+        if w.compute_scale != 1:
+            work += f", compute x{w.compute_scale:g}"
     else:
         work = f"{w.kind} {w.ranks} ranks ({c.mpi.ranks_per_node}/node), {w.message_bytes} B"
         if w.kind == "multi_pingpong":

@@ -31,13 +31,17 @@ from .protocols.registry import declared_params
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
 WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
-             "program", "shift", "pairwise", "latency", "bandwidth")
+             "program", "shift", "pairwise", "latency", "bandwidth", "nas")
 SYNTHETIC = ("permutation", "uniform", "shift", "pairwise")   # network-only traffic, no ranks
 # VCs each dragonfly routing needs with its layered assignment (kernels/routing.py docstring)
 ADAPTIVE_VCS = {"valiant": 3, "ugal": 3, "par": 4}
 IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast",
                   "Barrier", "Alltoall", "Alltoallv", "Allgather", "Allgatherv", "Gather",
                   "Scatter", "Scatterv", "Gatherv", "Reduce_scatter")
+# NAS Parallel Benchmarks communication skeletons (seed 003, 6.3; extoll_vec/workloads/nas*.py)
+# and the rank counts each runs on: powers of 2, and squares for SP and BT
+NAS_BENCHMARKS = ("IS", "FT", "LU", "CG", "MG", "SP", "BT")
+NAS_SQUARE = ("SP", "BT")
 
 # ---- what the engine represents (the bounds every field declares derive from these) ----------
 I32_MAX = 2**31 - 1        # counts that size or index the kernels' arrays (dtypes.IDX, int32)
@@ -564,6 +568,11 @@ class WorkloadConfig(_Section):
     window: int = _int(1, 1, unit="messages")
     # bandwidth: MPI_Send / MPI_Recv per message (false: MPI_Isend / MPI_Irecv, MPI_Waitall)
     blocking: bool = _flag(True)
+    # nas (seed 003, 6.3): the NAS Parallel Benchmark whose class A skeleton the ranks run,
+    # its time steps (0: class A's), and a factor on its compute phases
+    nas: str = _choice("IS", NAS_BENCHMARKS)
+    nas_iterations: int = _int(0, 0, unit="iterations", note="0: class A's")
+    compute_scale: float = _num(1.0, 0.0, 1e3, "factor", "scale")
 
     def check(self, pre: str = "workload") -> None:
         if self.kind == "alltoall":
@@ -578,11 +587,23 @@ class WorkloadConfig(_Section):
                    list(self.phases))
         if self.kind in ("imb", "latency", "bandwidth"):
             _check(self.ranks >= 2, f"{pre}.ranks", f"integer >= 2 for {self.kind}", self.ranks)
-        for name in ("window", "blocking"):
+        for name, kind in (("window", "bandwidth"), ("blocking", "bandwidth"),
+                           ("nas", "nas"), ("nas_iterations", "nas"), ("compute_scale", "nas")):
             default = WorkloadConfig.__dataclass_fields__[name].default
-            _check(self.kind == "bandwidth" or getattr(self, name) == default, f"{pre}.{name}",
-                   f"{str(default).lower()} (the default) unless {pre}.kind is bandwidth",
+            text = str(default).lower() if isinstance(default, bool) else show(default)
+            _check(self.kind == kind or getattr(self, name) == default, f"{pre}.{name}",
+                   f"{text} (the default) unless {pre}.kind is {kind}",
                    getattr(self, name))
+        if self.kind == "nas":
+            square = self.nas in NAS_SQUARE
+            r = self.ranks
+            top = 8 if self.nas == "MG" else RANKS_MAX   # class A MG: no rank without points
+            ok = (math.isqrt(r) ** 2 == r and r >= 4) if square else (
+                2 <= r <= top and r & (r - 1) == 0)
+            _check(ok, f"{pre}.ranks", "a square number >= 4 for SP and BT" if square
+                   else "a power of 2 from 2 to 8 for MG (on more, class A's coarsest grids leave "
+                   "ranks without points)" if self.nas == "MG"
+                   else f"a power of 2 >= 2 for {self.nas}", r)
         if self.sample_cycles:
             _check(self.measure_cycles % self.sample_cycles == 0
                    and self.measure_cycles >= 2 * self.sample_cycles, f"{pre}.sample_cycles",
@@ -621,7 +642,8 @@ ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "n
                 "network.deadlock_check", "topology.local_latency", "topology.global_latency",
                 "workload.shift", "network.slow_nodes", "network.slow_share",
                 "network.slow_factor", "workload.sample_cycles",
-                "workload.converge_tolerance", "workload.window", "workload.blocking") + tuple(
+                "workload.converge_tolerance", "workload.window", "workload.blocking",
+                "workload.nas", "workload.nas_iterations", "workload.compute_scale") + tuple(
     f"protocol.{d.name}" for d, _users in declared_params() if d.added)
 
 SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,

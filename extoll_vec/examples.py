@@ -158,6 +158,15 @@ def ib_bandwidth() -> RunConfig:
     return from_dict(d)
 
 
+@_example("ib-nas")
+def ib_nas() -> RunConfig:
+    """Seed 003's NAS study (6.3): the LU class A skeleton on 8 processes, ib_static, 100
+    buffers per connection."""
+    d = ib_testbed(prepost=100)
+    d["workload"] = {"kind": "nas", "nas": "LU", "ranks": 8}
+    return from_dict(d)
+
+
 # Model variants: parameter sets that replace calibrated defaults together, each fitted by
 # analysis/calibration.py to the same two reference times as the defaults (docs/calibration.md).
 # A sweep spec names one with `base: {variant: NAME}`; the benchmarks take --variant NAME.

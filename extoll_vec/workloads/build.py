@@ -12,6 +12,7 @@ from ..errors import ConfigError
 from .ib_micro import bandwidth_program, latency_program
 from .imb import imb_program
 from .multiphase import multiphase
+from .nas import nas_program
 from .patterns import alltoall_groups, multi_pingpong
 from .common import MARK_START
 from .program import Program, empty_program, with_start_delays
@@ -76,6 +77,8 @@ def build_program(cfg: RunConfig) -> Program:
     if w.kind == "bandwidth":
         return bandwidth_program(w.ranks, w.message_bytes, w.window, w.iterations, w.blocking,
                                  w.warmup)
+    if w.kind == "nas":
+        return nas_program(w.nas, w.ranks, w.nas_iterations or None, w.compute_scale)
     raise ConfigError("workload.kind", f"{w.kind!r} programs are written in Python "
                       "(ProgramBuilder) and passed to the engine; build_program cannot make one "
                       "from the configuration")

@@ -549,6 +549,15 @@ def message_counts(prog: Program) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return _pair_counts(_analyze(ops, np.asarray(prog.start)), prog.n_ranks)
 
 
+def sends(prog: Program) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every send row of prog (OP_SEND, OP_ISEND) with how often it runs, loops unrolled:
+    (rank, destination, bytes, executions), int64 arrays of one entry per row."""
+    an = _analyze(np.asarray(prog.ops), np.asarray(prog.start))
+    s = (an.op == OP_SEND) | (an.op == OP_ISEND)
+    return (an.rank_of[s].astype(np.int64), an.a[s].astype(np.int64),
+            np.asarray(prog.ops)[an.row[s], 2].astype(np.int64), an.mult[s].astype(np.int64))
+
+
 def snapshot_counts(prog: Program) -> np.ndarray:
     """int64 [n_ranks]: OP_SNAPSHOT executions of each rank, loops unrolled."""
     an = _analyze(np.asarray(prog.ops), np.asarray(prog.start))

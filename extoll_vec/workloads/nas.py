@@ -1,0 +1,63 @@
+"""NAS Parallel Benchmarks (class A) communication skeletons, seed 003 section 6.3: each
+rank's program is the benchmark's real sequence of MPI calls (partners, sizes, order,
+collectives as MPICH 1.2 decomposes them) with its compute phases between them.
+
+    nas_program(name, n_ranks, iterations=None, compute_scale=1.0) -> Program
+
+The generators: nas_kernels.py (IS, FT, CG, MG) and nas_apps.py (LU, SP, BT), on the MPICH
+1.2.5 collectives of mpich.py; what each models and its sources:
+docs/reproduction/nas_skeletons.md. Every generator brackets the
+benchmark's timed part with MARK_START / MARK_DONE (its untimed set-up and verification
+communication runs outside them, since Table 1 counts every message of the run).
+"""
+from __future__ import annotations
+
+from .nas_apps import bt_blocks, lu_blocks, sp_blocks
+from .nas_kernels import cg_blocks, ft_blocks, is_blocks, mg_blocks
+from .program import Program, assemble, sends
+
+import numpy as np
+
+# Table 1 of seed 003 (messages per process, static scheme) counts a rendezvous as three
+# messages: the request and the finish message its sender writes, the reply its receiver does
+RNDV_MESSAGES_SENT, RNDV_MESSAGES_RECEIVED = 2, 1
+
+GENERATORS = {"IS": is_blocks, "FT": ft_blocks, "LU": lu_blocks, "CG": cg_blocks,
+              "MG": mg_blocks, "SP": sp_blocks, "BT": bt_blocks}
+
+
+def nas_program(name: str, n_ranks: int, iterations: int | None = None,
+                compute_scale: float = 1.0) -> Program:
+    """The skeleton of NAS benchmark `name` on n_ranks ranks; iterations: its time steps
+    (None: class A's); compute_scale multiplies every compute phase."""
+    blocks = GENERATORS[name](n_ranks, iterations=iterations, compute_scale=compute_scale)
+    steps = "class A" if iterations is None else f"{iterations} iterations"
+    return assemble(blocks, f"NAS {name} skeleton, {n_ranks} ranks, {steps}, "
+                            f"compute x {compute_scale:g}")
+
+
+def messages_per_rank(prog: Program, eager_max: int) -> np.ndarray:
+    """Messages each rank of prog sends into pre-posted buffers when messages above eager_max
+    bytes go by rendezvous (request, reply, finish): float64 [n_ranks], loops unrolled, flow
+    control's own messages (ECMs) not included. The static count behind the skeletons' check
+    against Table 1 (docs/reproduction/nas_skeletons.md)."""
+    rank, dst, nbytes, mult = sends(prog)
+    n = prog.n_ranks
+    big = nbytes > eager_max
+    eager = np.bincount(rank[~big], mult[~big], minlength=n)
+    return (eager + RNDV_MESSAGES_SENT * np.bincount(rank[big], mult[big], minlength=n)
+            + RNDV_MESSAGES_RECEIVED * np.bincount(dst[big], mult[big], minlength=n))
+
+
+def _main() -> None:
+    """python -m extoll_vec.workloads.nas: the class A skeletons' messages per process."""
+    from ..config import NAS_SQUARE
+    print("messages per process (eager <= 2016 B, a rendezvous = 3), class A")
+    print(f"{'':4}{'mean':>10}{'least':>9}{'busiest':>9}")
+    for name in GENERATORS:
+        m = messages_per_rank(nas_program(name, 16 if name in NAS_SQUARE else 8), 2016)
+        print(f"{name:4}{m.mean():10.1f}{m.min():9.0f}{m.max():9.0f}")
+
+
+if __name__ == "__main__":
+    _main()
