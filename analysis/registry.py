@@ -3,7 +3,8 @@
 A target turns a result Dataset into a Table. Modules listed in TARGET_MODULES define targets
 with the @target decorator; they are imported on first use, so adding a target is adding a
 module to that list. A target may have a sweep spec of its own (``@target(..., sweep=True)``),
-found by its name: target ``FAMILY_REST`` is computed from the installed ``extoll_vec.sweeps``
+found by its name (or one it shares with other targets: ``@target(..., sweep="NAME")``):
+target ``FAMILY_REST`` is computed from the installed ``extoll_vec.sweeps``
 file ``FAMILY/REST.yaml`` (``extoll_patterns``: ``sweeps/extoll/patterns.yaml``, whose ``name:``
 is the target's), and ``FAMILY/REST.quick.yaml`` at reduced scale (``name: NAME_quick``).
 `extoll-vec tables NAME --out DIR` then runs that sweep into ``DIR/FAMILY_REST[.quick].zarr``
@@ -41,7 +42,7 @@ TARGET_MODULES = ("extoll_vec.analysis.summary", "extoll_vec.analysis.extoll_tab
                   "extoll_vec.analysis.extoll_reference", "extoll_vec.analysis.extoll_static",
                   "extoll_vec.analysis.extoll_dynamic", "extoll_vec.analysis.extoll_imb",
                   "extoll_vec.analysis.extoll_bounds", "extoll_vec.analysis.portals",
-                  "extoll_vec.analysis.infiniband")
+                  "extoll_vec.analysis.infiniband", "extoll_vec.analysis.ib_nas")
 
 
 @dataclass
@@ -96,17 +97,23 @@ class Target:
     name: str
     help: str
     compute: Callable[[Any], Table]    # result Dataset -> Table
-    sweep: bool = False                # has a sweep spec of its own (spec_name)
+    sweep: bool | str = False          # has a sweep spec of its own (True) or a shared one
+                                       # (its name): spec_name
     needs: Needs = ANY_STORE           # what it needs of a store (target(needs=...))
     from_rows: Callable | None = None  # (files, out_dir) -> Table: rows_reader
 
     def spec_name(self, quick: bool = False) -> str:
         """The installed spec of the target's sweep (extoll_vec.sweeps.spec_path): target
-        ``FAMILY_REST`` -> ``FAMILY/REST`` (``.quick``)."""
+        ``FAMILY_REST`` -> ``FAMILY/REST`` (``.quick``); a shared sweep by its name."""
         if not self.sweep:
             raise ConfigError("--from", f"required: {self.name} has no sweep of its own; give "
                                         "the result store to compute it from")
-        return spec_of(self.name) + (".quick" if quick else "")
+        return spec_of(self.sweep_name) + (".quick" if quick else "")
+
+    @property
+    def sweep_name(self) -> str:
+        """The `name:` of the target's sweep spec: its own name, or the shared sweep's."""
+        return self.sweep if isinstance(self.sweep, str) else self.name
 
     @property
     def needs_store(self) -> bool:
@@ -126,10 +133,12 @@ TARGETS: dict[str, Target] = {}
 _loaded = False
 
 
-def target(name: str, help: str, *, needs: Needs, sweep: bool = False):
+def target(name: str, help: str, *, needs: Needs, sweep: bool | str = False):
     """Decorator registering `fn(ds) -> Table` as target `name`, which needs `needs` of a store
     (a Needs, ANY_STORE or NO_STORE: required, so that no target forgets to say it); with
-    sweep=True computed from its own sweep spec, found by its name: spec_of."""
+    sweep=True computed from its own sweep spec, found by its name: spec_of; with sweep=NAME
+    from the sweep spec NAME shares with other targets (one store: the tables of one
+    experiment, e.g. ``ib_nas`` for seed 003's Table 1, Table 2 and Figures 9-10)."""
     if not isinstance(needs, Needs):
         raise TypeError(f"target {name!r}: needs must be a Needs, ANY_STORE or NO_STORE")
 

@@ -45,3 +45,29 @@ def test_ib_bandwidth(out):
              if r["scheme"] == "ib_dynamic" and r["prepost"] == "10" and r["window"] == "64"
              and r["message_bytes"] == "4"]
     assert min(grown) > 10                            # the dynamic scheme posted more
+
+
+def test_ib_nas(out):
+    """The three targets of the NAS sweep at 2 time steps per skeleton: Table 1's shape (LU
+    the only skeleton with ECMs by the hundred), Table 2's (the dynamic scheme grew from 1
+    buffer), Figure 9's (the schemes within 3 % with 100 buffers)."""
+    ecm = run_target(out, "ib_nas_ecm")
+    assert len(ecm) == 7 * 3                          # skeletons x schemes, 100 buffers
+    finite(ecm, "messages_per_process", "ecm_per_process")
+    static = {r["benchmark"]: r for r in ecm if r["scheme"] == "ib_static"}
+    lu = float(static["LU"]["ecm_per_process"])
+    assert lu > 50 and all(float(r["ecm_per_process"]) <= 1 for b, r in static.items()
+                           if b != "LU")
+    hw = {r["benchmark"]: float(r["ecm_per_process"]) for r in ecm if r["scheme"] == "ib_hardware"}
+    assert set(hw.values()) == {0.0}                  # no credits, no ECMs
+    buffers = run_target(out, "ib_nas_buffers")
+    assert [r["benchmark"] for r in buffers] == ["IS", "FT", "LU", "CG", "MG", "BT", "SP"]
+    assert all(int(r["prepost"]) == 1 and 2 <= int(r["max_posted"]) <= 8 for r in buffers)
+    times = run_target(out, "ib_nas_prepost")
+    assert len(times) == 7 * 3
+    t100 = {(r["benchmark"], r["scheme"]): float(r["time_100_s"]) for r in times}
+    for b in static:
+        vals = [t100[(b, s)] for s in ("ib_hardware", "ib_static", "ib_dynamic")]
+        assert max(vals) <= 1.03 * min(vals)
+    naks = {(r["benchmark"], r["scheme"]): float(r["rnr_naks_1"]) for r in times}
+    assert naks[("LU", "ib_hardware")] > 0            # 1 buffer: the HCA drops and retries
