@@ -80,7 +80,8 @@ class Runs:
         return float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
 
 
-def _span_us(ds, i: int) -> float:
+def span_us(ds, i: int) -> float:
+    """The timed part of point i: from the first rank's start mark to the last rank's end."""
     m = ds.mark_time_us.values[i]
     ok = ~np.isnan(m[:, 0])
     return float(np.nanmax(m[ok, 1]) - np.nanmin(m[ok, 0]))
@@ -95,7 +96,7 @@ def collect(ds) -> dict[tuple[str, str, int], Runs]:
             continue
         r = out[(c.workload.nas, c.protocol.name, c.protocol.prepost)]
         n = c.n_ranks
-        r.time_us.append(_span_us(ds, i))
+        r.time_us.append(span_us(ds, i))
         # per-rank outputs: the store's rank axis fits its largest point (padding beyond n)
         r.ecm.append(float(ds["ib_ecm_sent"].values[i, :n].sum()) / n)
         m = ds["ib_messages"].values[i, :n]

@@ -42,7 +42,8 @@ TARGET_MODULES = ("extoll_vec.analysis.summary", "extoll_vec.analysis.extoll_tab
                   "extoll_vec.analysis.extoll_reference", "extoll_vec.analysis.extoll_static",
                   "extoll_vec.analysis.extoll_dynamic", "extoll_vec.analysis.extoll_imb",
                   "extoll_vec.analysis.extoll_bounds", "extoll_vec.analysis.portals",
-                  "extoll_vec.analysis.infiniband", "extoll_vec.analysis.ib_nas")
+                  "extoll_vec.analysis.infiniband", "extoll_vec.analysis.ib_nas",
+                  "extoll_vec.analysis.ib_families")
 
 
 @dataclass

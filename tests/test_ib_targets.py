@@ -71,3 +71,19 @@ def test_ib_nas(out):
         assert max(vals) <= 1.03 * min(vals)
     naks = {(r["benchmark"], r["scheme"]): float(r["rnr_naks_1"]) for r in times}
     assert naks[("LU", "ib_hardware")] > 0            # 1 buffer: the HCA drops and retries
+
+
+def test_ib_families(out):
+    """Both families on one network, each against its own reference: every setting has its
+    row, the references are at 0 %, IB memory is posted buffers x 2 KB and EXTOLL's its slots
+    x 64 B."""
+    rows = run_target(out, "ib_families")
+    assert len(rows) == 4 * 9                         # workloads x flow-control settings
+    finite(rows, "time_us", "overhead_pct")
+    for r in rows:
+        if r["setting"] in ("ib_hardware 100/connection", "none"):
+            assert float(r["overhead_pct"]) == 0.0
+        if r["setting"] == "ib_static 4/connection":
+            assert float(r["buffer_kib_per_process"]) == 4 * 7 * 2   # 7 connections x 2 KB
+        if r["setting"] == "static 16 slots/process":
+            assert float(r["buffer_kib_per_process"]) == 16 * 8 * 64 / 1024

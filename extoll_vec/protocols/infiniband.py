@@ -133,6 +133,22 @@ def _rank_sum(field):
     return get
 
 
+def _posted(batch, b):
+    """Buffers each rank has posted at the end, over its n - 1 connections: the pair table's
+    (the peers it exchanged messages with; the dynamic scheme's grown ones included) and
+    `prepost` for each connection it never used (MPI over IB connects every pair at
+    MPI_Init, section 3.1)."""
+    from ..engine.pairs import pairs_of
+    S = batch.S
+    x, y = pairs_of(S, b)
+    used = (y >= 0) & (x != y)
+    nr = S.rk_pc.shape[1]
+    posted = np.bincount(x[used], weights=S.fc[b, :len(x), I_POSTED][used], minlength=nr)
+    peers = np.bincount(x[used], minlength=nr)
+    idle = np.maximum(batch.configs[b].n_ranks - 1 - peers, 0)
+    return (posted + batch.configs[b].protocol.prepost * idle).astype(np.int64)
+
+
 def _rank_max(field):
     def get(batch, b):
         from ..engine.pairs import pairs_of
@@ -214,6 +230,10 @@ _OUTPUTS = {
     "ib_max_posted": Output(("point", "rank"), np.int64, "buffers",
                             "IB: most buffers each rank had posted for one connection",
                             _rank_max(I_MAXPOSTED)),
+    "ib_posted": Output(("point", "rank"), np.int64, "buffers",
+                        "IB: buffers each rank has posted at the end, over all its connections "
+                        "(the dynamic scheme's grown ones and prepost for each unused "
+                        "connection included)", _posted),
     "ib_ecm_sent": Output(("point", "rank"), np.int64, "messages",
                           "IB: explicit credit messages each rank wrote", _rank_sum(I_ECM)),
     "ib_rnr_naks": Output(("point", "rank"), np.int64, "NAKs",
