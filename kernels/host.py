@@ -131,9 +131,8 @@ RD_HALF = 3   # rd_state of a "write" rendezvous receive: its data or its finish
 def write_half_done(S, b, r, j, now):
     """mpi.rendezvous "write": receive j of rank r is done when both its RDMA data has arrived
     and its finish message was processed (seed 003, 3.1: the data's arrival raises no event at
-    the receiver; the finish message follows it on the connection). The two are counted in
-    either order, so a finish message that overtook the data's last packet in the sender's
-    NIC (PIO FIFO and RMA engine alternate) still waits for it."""
+    the receiver; the finish message follows it on the connection, nic._fin_waits). Counted
+    in either order, so that the completion never depends on that ordering."""
     if S.rd_state[b, r, j] == RD_HALF:
         complete_recv(S, b, r, j, 0, now)
     else:

@@ -12,11 +12,11 @@ communication runs outside them, since Table 1 counts every message of the run).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .nas_apps import bt_blocks, lu_blocks, sp_blocks
 from .nas_kernels import cg_blocks, ft_blocks, is_blocks, mg_blocks
 from .program import Program, assemble, sends
-
-import numpy as np
 
 # Table 1 of seed 003 (messages per process, static scheme) counts a rendezvous as three
 # messages: the request and the finish message its sender writes, the reply its receiver does
@@ -48,16 +48,3 @@ def messages_per_rank(prog: Program, eager_max: int) -> np.ndarray:
     return (eager + RNDV_MESSAGES_SENT * np.bincount(rank[big], mult[big], minlength=n)
             + RNDV_MESSAGES_RECEIVED * np.bincount(dst[big], mult[big], minlength=n))
 
-
-def _main() -> None:
-    """python -m extoll_vec.workloads.nas: the class A skeletons' messages per process."""
-    from ..config import NAS_SQUARE
-    print("messages per process (eager <= 2016 B, a rendezvous = 3), class A")
-    print(f"{'':4}{'mean':>10}{'least':>9}{'busiest':>9}")
-    for name in GENERATORS:
-        m = messages_per_rank(nas_program(name, 16 if name in NAS_SQUARE else 8), 2016)
-        print(f"{name:4}{m.mean():10.1f}{m.min():9.0f}{m.max():9.0f}")
-
-
-if __name__ == "__main__":
-    _main()

@@ -171,30 +171,28 @@ def lu_layout(n_ranks: int, n: int = 64) -> list[dict]:
     return out
 
 
+def _pintgr_range(pt: int, size: int, lo: int, hi: int) -> tuple[int, int]:
+    """pintgr.f's local range (beg, fin) of one axis: the rank's points pt+1..pt+size against
+    the global range lo..hi (the same code for i and j)."""
+    beg, fin = size + 1, 0
+    g1, g2 = pt + 1, pt + size
+    if g1 >= lo and g2 < hi + size:
+        beg = 1
+    if g1 > lo - size and g2 <= hi:
+        fin = size
+    if g1 <= lo <= g2:
+        beg = lo - pt
+    if g1 <= hi <= g2:
+        fin = hi - pt
+    return beg, fin
+
+
 def _lu_pintgr(L: dict, n: int) -> dict:
     """pintgr.f index ranges (ii1=2, ii2=n-1, ji1=2, ji2=n-2, setcoeff.f)."""
     ii1, ii2, ji1, ji2 = 2, n - 1, 2, n - 2
-    nx, ny, ipt, jpt = L["nx"], L["ny"], L["ipt"], L["jpt"]
-    ibeg, ifin = nx + 1, 0
-    ig1, ig2 = ipt + 1, ipt + nx
-    if ig1 >= ii1 and ig2 < ii2 + nx:
-        ibeg = 1
-    if ig1 > ii1 - nx and ig2 <= ii2:
-        ifin = nx
-    if ig1 <= ii1 <= ig2:
-        ibeg = ii1 - ipt
-    if ig1 <= ii2 <= ig2:
-        ifin = ii2 - ipt
-    jbeg, jfin = ny + 1, 0
-    jg1, jg2 = jpt + 1, jpt + ny
-    if jg1 >= ji1 and jg2 < ji2 + ny:
-        jbeg = 1
-    if jg1 > ji1 - ny and jg2 <= ji2:
-        jfin = ny
-    if jg1 <= ji1 <= jg2:
-        jbeg = ji1 - jpt
-    if jg1 <= ji2 <= jg2:
-        jfin = ji2 - jpt
+    ipt, jpt = L["ipt"], L["jpt"]
+    ibeg, ifin = _pintgr_range(ipt, L["nx"], ii1, ii2)
+    jbeg, jfin = _pintgr_range(jpt, L["ny"], ji1, ji2)
     ifin1 = ifin - 1 if ipt + ifin == ii2 else ifin
     jfin1 = jfin - 1 if jpt + jfin == ji2 else jfin
     return dict(ibeg=ibeg, ifin=ifin, ifin1=ifin1, jbeg=jbeg, jfin=jfin, jfin1=jfin1,
