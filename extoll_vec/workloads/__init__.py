@@ -5,6 +5,7 @@
     multiphase(...)                        multi-phase alltoalls (7.3)
     imb_program(n, benchmark, bytes, it)   Intel MPI Benchmarks (7.4; algorithms in mpi_coll)
     latency_program(...), bandwidth_program(...)   seed 003's micro-benchmarks (6.2)
+    nas_program(name, n, iterations)       seed 003's NAS class A skeletons (6.3)
     barrier_rows(ranks), alltoall_rows(...)   row blocks to splice into programs
     synthetic_destinations(kind, n, seed)  per-node destinations for network-only traffic
     skewed(prog, cfg)                      prog with the config's start skew (each rank starts late)
@@ -13,7 +14,8 @@
 
 Modules: program.py (encoding, builder, analysis), collectives.py (row blocks), common.py
 (marks, argument check), the generators patterns.py, multiphase.py, imb.py (with mpi_coll.py,
-mpi_rooted.py), ib_micro.py, and build.py, the dispatch from a RunConfig, the one module that imports them.
+mpi_rooted.py), ib_micro.py, nas.py (nas_kernels.py, nas_apps.py, with mpich.py), and
+build.py, the dispatch from a RunConfig, the one module that imports them.
 """
 from .build import build_program, skewed, snapshot_count, start_delays_ns
 from .collectives import alltoall_rows, barrier_rounds, barrier_rows
@@ -21,6 +23,7 @@ from .common import MARK_DONE, MARK_START
 from .ib_micro import bandwidth_program, latency_program
 from .imb import IMB_BENCHMARKS, imb_program
 from .multiphase import multiphase, paper_phases, phase_mark
+from .nas import messages_per_rank, nas_program
 from .patterns import alltoall_groups, multi_pingpong, synthetic_destinations
 from .program import (Program, ProgramBuilder, assemble, assemble_blocks, check_balanced, empty_program,
                       make_program, max_outstanding, message_counts, snapshot_counts,
@@ -32,6 +35,6 @@ __all__ = [
     "alltoall_rows", "assemble", "assemble_blocks",
     "barrier_rounds", "barrier_rows", "build_program", "check_balanced", "empty_program",
     "imb_program", "make_program", "max_outstanding", "message_counts", "multi_pingpong",
-    "multiphase", "paper_phases", "phase_mark", "skewed", "snapshot_count", "snapshot_counts",
+    "messages_per_rank", "multiphase", "nas_program", "paper_phases", "phase_mark", "skewed", "snapshot_count", "snapshot_counts",
     "start_delays_ns", "synthetic_destinations", "validate_program", "with_start_delays",
 ]

@@ -13,9 +13,10 @@ norms / verification and the barrier inside MPI_Finalize. `iterations` replaces 
 count (LU: itmax and inorm, so the l2norms stay on the last step) for quick runs.
 
 Point-to-point calls follow the NPB source (NPB3.3-MPI, whose LU/SP/BT communication is that of
-NPB 2.4, see the notes): MPI_Send/MPI_Recv -> OP_SEND/OP_RECV, MPI_Isend/MPI_Irecv ->
-OP_ISEND/OP_IRECV, MPI_Wait/MPI_Waitall -> OP_WAITALL (every MPI_Wait in these codes is issued
-when the waited requests are the only ones outstanding, so "wait for all" is exact).
+NPB 2.4, docs/reproduction/nas_skeletons.md, A0): MPI_Send/MPI_Recv -> OP_SEND/OP_RECV,
+MPI_Isend/MPI_Irecv -> OP_ISEND/OP_IRECV, MPI_Wait/MPI_Waitall -> OP_WAITALL (every MPI_Wait
+in these codes is issued when the waited requests are the only ones outstanding, so "wait for
+all" is exact).
 Collectives are decomposed as MPICH 1.2.5 src/coll/intra_fns_new.c does (the default
 collective module of MPICH 1.2.5): Barrier = pairwise-exchange (recursive doubling) with fold-in
 of the ranks above the largest power of two; Bcast = binomial tree with blocking sends if
@@ -204,7 +205,7 @@ def lu_blocks(n_ranks: int = 8, iterations: int | None = None, compute_scale: fl
               npb: str = "2.4", problem_size: int = 64, warmup: bool = True) -> list[np.ndarray]:
     """NPB LU (SSOR with a 2-D pipelined wavefront) on n_ranks (a power of two, as NPB 2.4
     requires). iterations = itmax = inorm (class A: 250). warmup=False drops the untimed
-    ssor(1) of lu.f (Table 1 of seed 003 matches LU without it, see the notes)."""
+    ssor(1) of lu.f (Table 1 of seed 003 matches LU without it, nas_skeletons.md, A5)."""
     n = problem_size
     if n_ranks < 1 or n_ranks & (n_ranks - 1):
         raise ValueError("LU (NPB 2.4) needs a power-of-two number of processes")
