@@ -126,6 +126,18 @@ def _replicate_key(cfg: RunConfig) -> str:
     return dataclasses.replace(cfg, seed=0).to_json()
 
 
+def ratio_se_pct(times, ref_times) -> float:
+    """Standard error, in %, of mean(times) / mean(ref_times) - 1 from the two samples'
+    spread, first order (delta method): (T/R) * sqrt(sT^2/(nT T^2) + sR^2/(nR R^2)) with the
+    sample standard deviations sT, sR; NaN with fewer than two values on either side."""
+    if len(times) < 2 or len(ref_times) < 2:
+        return float("nan")
+    t, r = float(np.mean(times)), float(np.mean(ref_times))
+    rel = (np.var(times, ddof=1) / (len(times) * t * t)
+           + np.var(ref_times, ddof=1) / (len(ref_times) * r * r))
+    return float(100.0 * t / r * np.sqrt(rel))
+
+
 @dataclasses.dataclass
 class Point:
     """One flow-control point with its reference. Points that differ only in the seed are
@@ -173,12 +185,7 @@ class Point:
         R^2)), with the sample standard deviations sT, sR. NaN with fewer than two replicates
         on either side: one run per point says nothing of its own noise
         (benchmarks/overhead_noise.py measures it separately)."""
-        if self.reps < 2 or self.ref_reps < 2:
-            return float("nan")
-        t, r = self.time_us, self.ref_us
-        rel = (np.var(self.times, ddof=1) / (self.reps * t * t)
-               + np.var(self.ref_times, ddof=1) / (self.ref_reps * r * r))
-        return float(100.0 * t / r * np.sqrt(rel))
+        return ratio_se_pct(self.times, self.ref_times)
 
     def mean(self, per_point) -> float:
         """Mean of per_point(i) over the replicates."""

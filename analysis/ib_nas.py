@@ -21,7 +21,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .extoll_common import completed, configs, figure, write_outputs
+from .extoll_common import completed, configs, figure, ratio_se_pct, write_outputs
 from .infiniband import LABEL, SCHEMES
 from .registry import Needs, Table, target
 
@@ -213,9 +213,8 @@ def ib_nas_buffers(ds, out_dir=None) -> Table:
 def _drop(many: Runs, few: Runs) -> tuple[float, float]:
     """Time increase from `many` to `few` buffers in % and its standard error (ratio of two
     independent means, first order)."""
-    t, r = few.mean("time_us"), many.mean("time_us")
-    rel = sum(x.se("time_us") ** 2 / x.mean("time_us") ** 2 for x in (few, many))
-    return _pct(t, r), 100.0 * t / r * float(np.sqrt(rel))
+    return (_pct(few.mean("time_us"), many.mean("time_us")),
+            ratio_se_pct(few.time_us, many.time_us))
 
 
 def _prepost_notes(by: dict) -> list[str]:

@@ -9,6 +9,20 @@ MARK_START = 0   # the rank starts its workload
 MARK_DONE = 1    # the rank finished its communication phase (before any final barrier)
 
 
+# the longest OP_COMPUTE row (its ns are an int32); longer phases take several rows
+COMPUTE_CHUNK_NS = 2_000_000_000
+
+
+def compute_chunks(ns: float) -> list[int]:
+    """A compute phase of ns nanoseconds (rounded to whole ns) as OP_COMPUTE durations of at
+    most COMPUTE_CHUNK_NS each; none for a phase under half a nanosecond."""
+    left, out = int(round(ns)), []
+    while left > 0:
+        out.append(min(left, COMPUTE_CHUNK_NS))
+        left -= out[-1]
+    return out
+
+
 def int_arg(name: str, value, lo: int, hi: int = I32_MAX) -> int:
     """value as an int, ValueError unless it is a whole number in lo..hi."""
     v = int(value)

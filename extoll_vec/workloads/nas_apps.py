@@ -41,7 +41,7 @@ import numpy as np
 
 from extoll_vec.dtypes import (MAX_LOOP_DEPTH, OP_COMPUTE, OP_ENDLOOP, OP_IRECV, OP_ISEND,
                                OP_LOOP, OP_MARK, OP_RECV, OP_SEND, OP_WAITALL)
-from extoll_vec.workloads.common import MARK_DONE, MARK_START
+from extoll_vec.workloads.common import MARK_DONE, MARK_START, compute_chunks
 from extoll_vec.workloads.mpi_coll import Rows
 from extoll_vec.workloads.mpich import mpich_allreduce, mpich_barrier, mpich_bcast, mpich_reduce
 
@@ -102,11 +102,8 @@ class _Prog:
         self.R.add(r, op, int(a), int(b))
 
     def compute(self, r: int, ns: float) -> None:
-        ns = int(round(ns))
-        while ns > 0:
-            c = min(ns, 2_000_000_000)
+        for c in compute_chunks(ns):
             self.R.add(r, OP_COMPUTE, c, 0)
-            ns -= c
 
     def block(self, r: int, blk) -> None:
         for row in np.asarray(blk, np.int64).reshape(-1, 4).tolist():
@@ -264,30 +261,25 @@ def lu_blocks(n_ranks: int = 8, iterations: int | None = None, compute_scale: fl
             c("l2norm")
             P.block(r, ar40[r])
 
+        def sweep(jac, solve, upstream, downstream):
+            """One wavefront sweep over the k-planes: per plane the Jacobian (jac), blocking
+            receives from the upstream neighbours, the triangular solve, blocking sends to
+            the downstream ones (exchange_1; absent neighbours are -1)."""
+            with P.loop(r, planes):
+                c(jac, 1.0 / planes)
+                for peer, nbytes in upstream:
+                    if peer != -1:
+                        P.add(r, OP_RECV, peer, nbytes)
+                c(solve, 1.0 / planes)
+                for peer, nbytes in downstream:
+                    if peer != -1:
+                        P.add(r, OP_SEND, peer, nbytes)
+
         def iteration(norm_delu, norm_rsd):
             c("scale")
-            with P.loop(r, planes):                    # blts sweep, k = 2 .. nz-1
-                c("jacld", 1.0 / planes)
-                if N != -1:
-                    P.add(r, OP_RECV, N, ns_)          # exchange_1 iex=0
-                if W != -1:
-                    P.add(r, OP_RECV, W, ew)
-                c("blts", 1.0 / planes)
-                if S != -1:
-                    P.add(r, OP_SEND, S, ns_)          # exchange_1 iex=2
-                if E != -1:
-                    P.add(r, OP_SEND, E, ew)
-            with P.loop(r, planes):                    # buts sweep, k = nz-1 .. 2
-                c("jacu", 1.0 / planes)
-                if S != -1:
-                    P.add(r, OP_RECV, S, ns_)          # exchange_1 iex=1
-                if E != -1:
-                    P.add(r, OP_RECV, E, ew)
-                c("buts", 1.0 / planes)
-                if N != -1:
-                    P.add(r, OP_SEND, N, ns_)          # exchange_1 iex=3
-                if W != -1:
-                    P.add(r, OP_SEND, W, ew)
+            # blts, k = 2 .. nz-1 (exchange_1 iex 0 and 2); buts, k = nz-1 .. 2 (iex 1 and 3)
+            sweep("jacld", "blts", ((N, ns_), (W, ew)), ((S, ns_), (E, ew)))
+            sweep("jacu", "buts", ((S, ns_), (E, ew)), ((N, ns_), (W, ew)))
             c("update")
             if norm_delu:
                 l2norm()

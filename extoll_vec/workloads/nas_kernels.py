@@ -37,12 +37,11 @@ import numpy as np
 
 from extoll_vec.dtypes import (OP_COMPUTE, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK,
                                OP_SEND, OP_WAITALL)
-from extoll_vec.workloads.common import MARK_DONE, MARK_START
+from extoll_vec.workloads.common import COMPUTE_CHUNK_NS, MARK_DONE, MARK_START, compute_chunks
 from extoll_vec.workloads.mpi_coll import Rows
 from extoll_vec.workloads.mpich import (alltoallv, mpich_allreduce, mpich_alltoall, mpich_barrier,
                                         mpich_bcast, mpich_reduce)
 
-COMPUTE_CHUNK_NS = 2_000_000_000
 
 # ---- compute-phase estimates, ns per process, class A, 8 ranks (nas_skeletons.md K5) ------------
 # IS: per-key costs x 2**20 local keys (is.c rank(), create_seq, full_verify)
@@ -136,13 +135,10 @@ class _Prog:
 
     def compute(self, ns, ranks=None):
         """OP_COMPUTE of ns (already per rank at 8 ranks) x scale, split below int32."""
-        t = int(round(ns * self.scale))
+        chunks = compute_chunks(ns * self.scale)
         for r in (range(self.n) if ranks is None else ranks):
-            left = t
-            while left > 0:
-                step = min(left, COMPUTE_CHUNK_NS)
+            for step in chunks:
                 self.add(r, OP_COMPUTE, step)
-                left -= step
 
     def mark(self, index):
         self.everyone(OP_MARK, index)
