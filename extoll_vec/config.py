@@ -339,6 +339,12 @@ class NetworkConfig(_Section):
     nic_packet_ns: float = _num(0.0, 0.0, NS_MAX, "nanoseconds", "time",
                                 note="0: link rate only")
     rma_packet_bytes: int = _int(256, 1, BYTES_MAX, "bytes")   # payload of one RMA data packet
+    # the DMA of received packets from the NIC's memory into host memory over an I/O bus
+    # (seed 002: 33 MHz, 32-bit PCI, 132 MB/s): one transfer at a time per node, each taking
+    # dma_setup_ns plus the packet's bytes at pci_mb_s, into a posted host buffer (a mailbox
+    # slot; none free: the NIC waits). 0 and 0: packets are written into the mailbox at once
+    pci_mb_s: float = _num(0.0, 0.0, 1e6, "MB/s", "rate", note="0: no DMA stage")
+    dma_setup_ns: float = _num(0.0, 0.0, NS_MAX, "nanoseconds", "time")
     # router model (issue 22, seed 001's Booksim setup; docs/model.md): "voq" virtual output
     # queues, "iq" input-queued (one FIFO per input VC: head-of-line blocking)
     router: str = _choice("voq", ("voq", "iq"))
@@ -383,6 +389,10 @@ class NetworkConfig(_Section):
         _check(self.output_queue_flits == 0 or self.router == "iq",
                f"{pre}.output_queue_flits", "0 unless network.router is iq (the VOQ router "
                "has no output buffer)", self.output_queue_flits)
+        slow = self.slow_nodes > 0 or self.slow_share > 0
+        _check(not slow or (self.pci_mb_s == 0 and self.dma_setup_ns == 0), f"{pre}.pci_mb_s",
+               "0 with slow receivers (network.slow_nodes, slow_share): both model the write "
+               "into the receiver's memory", self.pci_mb_s)
 
     @property
     def packet_overhead_bytes(self) -> int:
@@ -423,6 +433,11 @@ class HostConfig(_Section):
     credit_ns: float = _cost(29.54)
     limic_ns: float = _cost(3692.5)      # LiMIC fixed cost per intra-node message
     limic_ns_per_kb: float = _cost(915.74)
+    # per-byte CPU costs (seed 002's hosts): writing a packet's payload to the NIC by PIO, and
+    # copying a received packet's payload out of its host buffer (both 0 for EXTOLL, whose
+    # fitted pio_ns and retrieve_ns cover a whole 64-byte slot)
+    pio_ns_per_kb: float = _cost(0.0)
+    copy_ns_per_kb: float = _cost(0.0)
     # mailbox packets the MPI progress engine takes per MPI call
     progress_packets: int = _int(64, 0, unit="packets")
     # the order of the posted writes a node's CPUs send to its NIC. "rank": only PIO writes of
@@ -501,6 +516,8 @@ def _protocol_field(d):
         return int, _int(d.default, d.lo, hi, d.unit, d.note)
     if d.kind == "bool":
         return bool, _flag(d.default)
+    if d.kind == "str":
+        return str, _choice(d.default, d.choices)
     return float, _num(d.default, d.lo, d.hi, d.unit, "number", note=d.note)
 
 
@@ -643,7 +660,9 @@ ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "n
                 "workload.shift", "network.slow_nodes", "network.slow_share",
                 "network.slow_factor", "workload.sample_cycles",
                 "workload.converge_tolerance", "workload.window", "workload.blocking",
-                "workload.nas", "workload.nas_iterations", "workload.compute_scale") + tuple(
+                "workload.nas", "workload.nas_iterations", "workload.compute_scale",
+                "network.pci_mb_s", "network.dma_setup_ns", "host.pio_ns_per_kb",
+                "host.copy_ns_per_kb") + tuple(
     f"protocol.{d.name}" for d, _users in declared_params() if d.added)
 
 SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,

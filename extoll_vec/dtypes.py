@@ -23,9 +23,14 @@ OP_LOOP = 7       # begin loop: a = iteration count (>= 1); body runs until the 
 OP_ENDLOOP = 8
 OP_MARK = 9       # record the time and the MC_* counters at mark a (phase boundaries for analysis)
 OP_SNAPSHOT = 10  # record the credits the rank owns towards every peer, and they towards it
-N_OPS = 11
+# multicast (a protocol that declares `multicast`: seed 002's LFC): one message of b bytes to
+# every other member of the group of ranks 0..a-1, the sender one of them; each member posts
+# an ordinary receive from the sender. Blocking (as OP_SEND) and non-blocking (as OP_ISEND)
+OP_MCAST = 11
+OP_IMCAST = 12
+N_OPS = 13
 OP_NAMES = ("END", "SEND", "ISEND", "RECV", "IRECV", "WAITALL", "COMPUTE", "LOOP", "ENDLOOP",
-            "MARK", "SNAPSHOT")
+            "MARK", "SNAPSHOT", "MCAST", "IMCAST")
 ANY_SOURCE = -1
 MAX_LOOP_DEPTH = 4
 MAX_MARKS = 8
@@ -83,7 +88,8 @@ PROF_RANK_WRITE = 12      # wrote a packet (data, control or RMA request) into t
 PROF_RANK_IDLE = 13       # found nothing to do and went idle (or waits)
 PROF_RANK_OTHER = 14      # ran its program (posted a send or receive, computed, ...)
 EV_SAMPLE = 15            # the end of a measurement window (workload.sample_cycles)
-N_PROF = 16               # rows of the profile array: event kinds and the turn classes above
+EV_HOST_DMA = 16          # the node's DMA engine to host memory (kernels/nic.py host_dma): a = node
+N_PROF = 17               # rows of the profile array: event kinds and the turn classes above
 
 # ---- why a rank is not running -----------------------------------------------------------------
 W_NONE = 0        # running (an EV_RANK is scheduled)
@@ -123,6 +129,8 @@ H_NIC_INJECT = 1      # nic_may_inject
 H_NIC_EJECT = 2       # nic_on_eject (also: the member's protocol may send PK_PROTO packets)
 H_ROUTER = 4          # router_on_forward
 H_TIMER = 8           # on_timer
+H_NIC_SENT = 16       # nic_on_sent
+H_NIC_HOST = 32       # nic_on_host
 # nic_may_inject results: 0 inject now, t > now retry at t (throttle), INJ_HOLD wait for the
 # protocol to wake the NIC (common.request_tx)
 INJ_HOLD = -1
@@ -204,7 +212,14 @@ P_OUTQ = 62           # iq router: flits that may wait at an output behind its l
 P_CHUNK = 63          # mpi.rendezvous chunked: chunk bytes (0: one GET of the whole message)
 P_GETS = 64           # its outstanding gets per receive (seed 001's c)
 P_RNDV_WRITE = 65     # 1: mpi.rendezvous "write": the receiver replies, the sender writes the data
-N_PAR = 66
+# -- 66..69 the host's I/O bus and per-byte costs (kernels/nic.py host_dma, kernels/host.py) --
+P_DMA = 66            # 1: received packets reach the mailbox through the DMA stage
+P_PCI_FP = 67         # its cycles per byte, fixed point (PCI_FRAC_BITS)
+P_DMA_SETUP = 68      # its cycles per transfer
+P_PIO_KB = 69         # CPU cycles per KiB of payload written by PIO (host.pio_ns_per_kb)
+P_COPY_KB = 70        # CPU cycles per KiB of payload copied out of a mailbox slot
+N_PAR = 71
+PCI_FRAC_BITS = 16
 ROUTER_VOQ = 0        # network.router "voq": virtual output queues (kernels/network.py)
 ROUTER_IQ = 1         # network.router "iq": one FIFO per input VC (kernels/router_iq.py)
 ROUTER_KINDS = ("voq", "iq")

@@ -167,6 +167,37 @@ def ib_nas() -> RunConfig:
     return from_dict(d)
 
 
+def myrinet_testbed(credits: int = 8, packet_bytes: int = 1024) -> dict:
+    """Seed 002's testbed (section 5) as config sections: 64 nodes, one process each, on
+    sixteen 8-port Myrinet switches in a 4-dimensional hypercube (4 nodes per switch, e-cube
+    routing), 1.28 Gbit/s links (160 MB/s: 4-byte flits of 25 ns), NIs on a 33 MHz, 32-bit
+    PCI bus (132 MB/s), LFC with 8 buffers of 1 KB per sender. Switch latency, the LFC
+    header and every host and NI processor cost are not in the paper: the values here are
+    placeholders until the calibration (docs/reproduction/myrinet_lfc.md) fits them."""
+    flits = -(-(max(packet_bytes, 2048) + 16) // 4)
+    return {
+        "topology": {"kind": "hypercube", "cube_dim": 4, "p": 4},
+        "network": {"flit_bytes": 4, "packet_header_bytes": 8, "cycle_ns": 25.0,
+                    "link_latency": 4, "router_delay": 12, "vcs": 1, "buffer_flits": flits,
+                    "nic_ejection_flits": flits, "nic_fifo_packets": 32,
+                    "pci_mb_s": 132.0, "dma_setup_ns": 500.0},
+        "host": {"pio_ns": 1000.0, "pio_ns_per_kb": 10000.0, "retrieve_ns": 1000.0,
+                 "copy_ns_per_kb": 5000.0, "match_ns": 1000.0, "credit_ns": 0.0},
+        "mpi": {"ranks_per_node": 1, "velo_payload": packet_bytes, "header_bytes": 0,
+                "eager_threshold": 2**24 - 1, "limic": False},
+        "protocol": {"name": "lfc", "lfc_credits": credits, "mailbox_slots": 256},
+    }
+
+
+@_example("lfc-unicast")
+def lfc_unicast() -> RunConfig:
+    """Seed 002's machine: LFC one-way latency, ping-pong of 0 B x 20 between nodes 0 and 1."""
+    d = myrinet_testbed()
+    d["workload"] = {"kind": "latency", "ranks": 64, "message_bytes": 0, "iterations": 20,
+                     "warmup": 2}
+    return from_dict(d)
+
+
 # Model variants: parameter sets that replace calibrated defaults together, each fitted by
 # analysis/calibration.py to the same two reference times as the defaults (docs/calibration.md).
 # A sweep spec names one with `base: {variant: NAME}`; the benchmarks take --variant NAME.

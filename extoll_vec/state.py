@@ -3,11 +3,12 @@
 Every array has the batch axis first. Sizes (static for a batch; dynamic contents only):
 B batch, E event pool, W wheel buckets, NPK packet pool, R routers, P ports, V VCs,
 MW words of a VOQ bitmask (ceil(P * MAX_VCS / 64)), N nodes,
-FQ NIC FIFO slots, NW ranks per node, EQ ejection slots, RQ RMA queue,
+FQ NIC FIFO slots, NW ranks per node, EQ ejection slots, RQ RMA queue, HQ DMA queue to host,
 NR ranks, MC mailbox ring, SQ send slots, RD receive slots, UQ unexpected-message pool, GQ GET
 queue, CQ control queue, NPAIR pair-table entries (communicating pairs + 1, NR1 = NR + 1), K flow-control fields per peer, KR flow-control fields per rank,
 NSNAP credit snapshots (OP_SNAPSHOT); the protocol's (protocols/registry.py): KN fields per
-node, KNP per-node parameters, PF packet fields, PQ protocol packets queued per NIC.
+node, KNN fields per pair of nodes, KNP per-node parameters, PF packet fields, PQ protocol
+packets queued per NIC.
 The table FIELDS is the single declaration: name -> (dtype, dims, initial value).
 """
 from collections import namedtuple
@@ -84,6 +85,9 @@ FIELDS = {
     # NICs (kernels/nic.py)
     "nq": (IDX, ("B", "N", "FQ"), -1), "nq_head": (I32, ("B", "N"), 0), "nq_cnt": (I32, ("B", "N"), 0),
     "nic_busy": (TIME, ("B", "N"), 0),
+    # the NIC's processor (a programmable NI: seed 002's LANai) is busy until this cycle: work
+    # a protocol charges with common.nic_work, done one step at a time in request order
+    "nic_cpu": (TIME, ("B", "N"), 0),
     # packets a protocol keeps for retransmission (INJ_TAKEN, EJ_KEPT): they hold FIFO capacity,
     # as an InfiniBand send-queue entry stays until acknowledged (common.nic_full)
     "nic_kept": (I32, ("B", "N"), 0), "nic_txt": (TIME, ("B", "N"), -1), "nic_cr": (I32, ("B", "N"), 0), "nic_rr": (I32, ("B", "N"), 0),
@@ -94,6 +98,14 @@ FIELDS = {
     # the head packet of the ejection buffer is written (-1: not started)
     "ej_sink": (I32, ("B", "N"), 0), "ej_done": (TIME, ("B", "N"), -1),
     "rq": (I32, ("B", "N", "RQ", 7), 0), "rq_head": (I32, ("B", "N"), 0), "rq_cnt": (I32, ("B", "N"), 0),
+    # the DMA stage into host memory (network.pci_mb_s, kernels/nic.py): the cycle the node's
+    # I/O bus is free; the packets a protocol handed to the host (common.to_host), in order;
+    # the cycle the head's transfer ends (-1: not started); 1: the head waits for a free
+    # mailbox slot (no host buffer posted)
+    "pci_free": (TIME, ("B", "N"), 0),
+    "hq": (IDX, ("B", "N", "HQ"), -1), "hq_head": (I32, ("B", "N"), 0),
+    "hq_cnt": (I32, ("B", "N"), 0), "hq_done": (TIME, ("B", "N"), -1),
+    "hq_blk": (I32, ("B", "N"), 0),
     # entries the RMA queue has finished (its tickets: a finish message waits for its RDMA
     # write's, kernels/nic.py)
     "rq_pops": (I64, ("B", "N"), 0),
@@ -111,6 +123,10 @@ FIELDS = {
     "st_sent": (CNT, ("B", "NR", 3), 0), "st_delayed": (CNT, ("B", "NR"), 0),
     "st_mbmax": (CNT, ("B", "NR"), 0), "st_stall": (TIME, ("B", "NR"), 0),
     "st_msgs": (CNT, ("B", "NR"), 0),
+    # multicast packets (OP_MCAST) a rank sent, and per pair (receiver, sender) of the pair
+    # table those it received: one sequence per sender, checked at every member (kernels/nic.py)
+    "mseq_tx": (I32, ("B", "NR"), 0), "mseq_rx": (I32, ("B", "NPAIR"), 0),
+    "mc_due": (CNT, ("B", "NR"), 0),   # copies its multicast packets owe the other members
     "mb_q": (I64, ("B", "NR", "MC"), 0), "mb_head": (I32, ("B", "NR"), 0), "mb_cnt": (I32, ("B", "NR"), 0),
     "sd_state": (I32, ("B", "NR", "SQ"), 0), "sd_dst": (I32, ("B", "NR", "SQ"), 0),
     "sd_bytes": (I64, ("B", "NR", "SQ"), 0), "sd_left": (I32, ("B", "NR", "SQ"), 0),
@@ -164,6 +180,7 @@ FIELDS = {
     # the member's protocol (kernels/flowctl.py): per-node state and parameters, the packet
     # fields it declares, its NIC-level packets waiting at each NIC (common.proto_send)
     "fcn": (I32, ("B", "N", "KN"), 0),
+    "nn": (I32, ("B", "N", "N", "KNN"), 0),     # per pair of NICs (x, y): x's state of y
     "npar": (I64, ("B", "N", "KNP"), 0),
     "pk_pf": (I32, ("B", "NPK", "PF"), 0),
     "pq": (IDX, ("B", "N", "PQ"), -1), "pq_head": (I32, ("B", "N"), 0), "pq_cnt": (I32, ("B", "N"), 0),

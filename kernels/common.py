@@ -4,9 +4,10 @@ for them. The functions on state take (S, b) = state and batch member."""
 import numpy as np
 
 from extoll_vec import formulas
-from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, ERR_QUEUE, EV_NIC_DRAIN, EV_NIC_TX,
-                               EV_PROTO_TIMER, EV_RANK, P_FLIT_BYTES, P_NIC_FIFO, P_PKT_OVERHEAD,
-                               P_SYNTH, PK_PROTO, W_NIC)
+from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, ERR_QUEUE, EV_HOST_DMA, EV_NIC_DRAIN,
+                               EV_NIC_TX, EV_PROTO_TIMER, EV_RANK, P_DMA_SETUP, P_FLIT_BYTES,
+                               P_MPI_HDR, P_NIC_FIFO, P_PCI_FP, P_PKT_OVERHEAD, P_SYNTH, P_VELO_PAYLOAD, PCI_FRAC_BITS,
+                               PK_PROTO, W_NIC)
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.wheel import schedule
 
@@ -32,6 +33,17 @@ def flits_of(par, b, payload_bytes):
 
 
 @inner
+def packet_payload(par, b, nbytes, last):
+    """Payload bytes of an eager packet of an nbytes message: full but for the last, which
+    carries the rest of the header and message (the host's PIO and copy per byte)."""
+    pay = par[b, P_VELO_PAYLOAD]
+    if last == 0:
+        return pay
+    total = par[b, P_MPI_HDR] + nbytes
+    return total - ((total - 1) // pay) * pay if total > 0 else 0
+
+
+@inner
 def pk_alloc(S, b):
     h = S.pk_meta[b, 0]
     if h < 0:
@@ -45,7 +57,7 @@ def pk_alloc(S, b):
 @inner
 def pk_free(S, b, h):
     # a free slot's protocol packet fields are 0, so a new packet starts with 0 (cleared here:
-    # pk_free has one call site, pk_new four in rank_step, each an inlined copy; PF = 0: none)
+    # pk_free has few call sites, pk_new four in rank_step, each an inlined copy; PF = 0: none)
     for i in range(S.pk_pf.shape[2]):
         S.pk_pf[b, h, i] = 0
     S.pk[b, h].next = S.pk_meta[b, 0]
@@ -161,6 +173,7 @@ def proto_send(S, par, b, node, dnode, flits, now):
     h = pk_new(S, b, PK_PROTO, node, dnode, dnode, flits, 1, 0, 0, 0, now)
     if h < 0:
         return -1
+    S.pk[b, h].ready = now   # leaves as soon as the NIC can (nic_tx's not-before)
     S.proto_made[b] += 1
     S.pq[b, node, (S.pq_head[b, node] + S.pq_cnt[b, node]) % Q] = h
     S.pq_cnt[b, node] += 1
@@ -172,13 +185,72 @@ def proto_send(S, par, b, node, dnode, flits, now):
 def proto_resend(S, par, b, node, h, now):
     """Node's NIC sends packet h again (one a protocol kept: INJ_TAKEN, EJ_KEPT), from its
     protocol queue, ahead of its FIFO. Returns False if the queue is full (nothing changed)."""
+    return proto_resend_at(S, par, b, node, h, now)
+
+
+@inner
+def proto_resend_at(S, par, b, node, h, t):
+    """proto_resend, but the packet may not leave before cycle t (its NIC processor prepares
+    it until then: nic_work). The protocol queue is served in order, so a packet queued
+    behind it waits too, as behind one processor. Returns False if the queue is full."""
     Q = S.pq.shape[2]
     if S.pq_cnt[b, node] >= Q:
         return False
+    S.pk[b, h].ready = t   # nic_tx's not-before; a router sets it anew when the packet enters
     S.pq[b, node, (S.pq_head[b, node] + S.pq_cnt[b, node]) % Q] = h
     S.pq_cnt[b, node] += 1
-    request_tx(S, b, node, max(now, S.nic_busy[b, node]))
+    request_tx(S, b, node, max(t, S.nic_busy[b, node]))
     return True
+
+
+@inner
+def nic_work(S, b, node, t, cost):
+    """The NIC's processor of node does `cost` cycles of work requested at cycle t (a
+    programmable NI's per-packet steps: seed 002's LANai polls, sends, receives, forwards).
+    One processor, serving requests in order: the work starts when it is free. Returns the
+    cycle the work is done."""
+    end = max(t, S.nic_cpu[b, node]) + cost
+    S.nic_cpu[b, node] = end
+    return end
+
+
+@inner
+def pk_clone(S, b, h, now):
+    """A copy of packet h (its record and protocol fields), made at this NIC: one of several
+    copies of a packet an NI forwards (seed 002's multicast) or hands to its host. Counted as
+    a protocol packet made (the conservation check: every packet made is delivered or
+    retired). Returns the copy, or -1 (pool exhausted: an error flag is set)."""
+    h2 = pk_alloc(S, b)
+    if h2 < 0:
+        return -1
+    S.pk[b, h2].dnode = S.pk[b, h].dnode
+    S.pk[b, h2].flits = S.pk[b, h].flits
+    S.pk[b, h2].ovc = S.pk[b, h].ovc
+    S.pk[b, h2].ready = now
+    S.pk[b, h2].route = S.pk[b, h].route
+    S.pk[b, h2].kind = S.pk[b, h].kind
+    S.pk[b, h2].src = S.pk[b, h].src
+    S.pk[b, h2].dst = S.pk[b, h].dst
+    S.pk[b, h2].last = S.pk[b, h].last
+    S.pk[b, h2].aux = S.pk[b, h].aux
+    S.pk[b, h2].aux2 = S.pk[b, h].aux2
+    S.pk[b, h2].seq = S.pk[b, h].seq
+    S.pk[b, h2].out = S.pk[b, h].out
+    S.pk[b, h2].pay = S.pk[b, h].pay
+    S.pk[b, h2].t0 = S.pk[b, h].t0
+    S.pk[b, h2].next = -1
+    for i in range(S.pk_pf.shape[2]):
+        S.pk_pf[b, h2, i] = S.pk_pf[b, h, i]
+    S.proto_made[b] += 1
+    return h2
+
+
+@inner
+def proto_retire(S, b, h):
+    """A packet a protocol kept (EJ_KEPT, INJ_TAKEN) has done its work at this NIC (every
+    copy of it has left): it counts as delivered and its slot is freed."""
+    S.delivered[b] += 1
+    pk_free(S, b, h)
 
 
 @inner
@@ -193,3 +265,33 @@ def proto_timer(S, b, t, target, arg):
 def drain_at(S, b, node, t):
     """The NIC of node resumes draining its ejection buffer at t (after nic_on_eject HOLD)."""
     schedule(S, b, t, EV_NIC_DRAIN, node, 0, 0)
+
+
+@inner
+def dma_start(S, par, b, node, h, now):
+    """Packet h (header and payload) crosses node's I/O bus into host memory, after the
+    transfers before it (network.pci_mb_s, dma_setup_ns: one DMA engine per NIC). Returns
+    the cycle it is in."""
+    nbytes = np.int64(S.pk[b, h].flits) * par[b, P_FLIT_BYTES]
+    end = (max(now, S.pci_free[b, node]) + par[b, P_DMA_SETUP]
+           + ((nbytes * par[b, P_PCI_FP] + (1 << PCI_FRAC_BITS) - 1) >> PCI_FRAC_BITS))
+    S.pci_free[b, node] = end
+    return end
+
+
+@inner
+def to_host(S, par, b, node, h, t):
+    """Node's NIC hands packet h (one it kept, or a copy of it: pk_clone) to its rank's host
+    from cycle t on: the DMA engine (kernels/nic.py host_dma) writes it into the rank's
+    mailbox in order, once a slot is free and the bus has moved it, then calls nic_on_host
+    and counts it delivered. Returns False if the queue (the record's host_queue) is full."""
+    Q = S.hq.shape[2]
+    if S.hq_cnt[b, node] >= Q:
+        S.status[b] |= ERR_QUEUE
+        return False
+    S.pk[b, h].ready = t
+    S.hq[b, node, (S.hq_head[b, node] + S.hq_cnt[b, node]) % Q] = h
+    S.hq_cnt[b, node] += 1
+    if S.hq_cnt[b, node] == 1:
+        schedule(S, b, t, EV_HOST_DMA, node, 0, 0)
+    return True

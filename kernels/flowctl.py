@@ -36,15 +36,25 @@ NIC, router and timer hooks (called only if the member's par[P_HOOKS] has their 
 - nic_on_eject(S, T, par, b, node, h, now)    packet h is next in node's ejection buffer:
       EJ_ACCEPT (handled as usual), EJ_HOLD (stop draining, back-pressure, until
       common.drain_at), EJ_CONSUMED (the protocol took it; the core frees it). A protocol
-      answers or forwards with common.proto_send (a PK_PROTO packet from a NIC)
+      answers or forwards with common.proto_send (a PK_PROTO packet from a NIC); EJ_KEPT
+      (the protocol keeps it: forwards copies with common.pk_clone and proto_resend_at,
+      hands it to its host with common.to_host, and retires it with common.proto_retire)
+- nic_on_sent(S, T, par, b, node, h, now)     packet h left node's NIC (protocol queue, FIFO
+      or RMA engine; S.nic_cr already less its flits): e.g. free the NI buffer of a packet
+      whose last copy has left
+- nic_on_host(S, T, par, b, node, h, now)     packet h (handed over by common.to_host) is in
+      its rank's mailbox, after its DMA; the core frees it next
 - router_on_forward(S, T, par, b, r, pi, po, h, now)  packet h won output po of router r
       (from input pi; S.cr[b, r, po, pk.ovc] already less its flits): mark it (pk_pf), count
 - on_timer(S, T, par, b, target, arg, now)    an EV_PROTO_TIMER scheduled by common.proto_timer
-State: fcn int32 [B, N, KN] per node, npar int64 [B, N, KNP] per-node parameters (the
+A programmable NI's processor time: common.nic_work (one in-order processor per NIC, state
+nic_cpu), and proto_resend_at's not-before cycle for the packets it prepares.
+State: fcn int32 [B, N, KN] per node, nn int32 [B, N, N, KNN] per pair of NICs, npar int64 [B, N, KNP] per-node parameters (the
 record's node_params), pk_pf int32 [B, NPK, PF] the packet fields the protocol declares,
 the protocol's own scalar parameters in par[P_PP0..] (or slots of its own).
 """
 from extoll_vec.kernels.dispatch import (ctrl_payload, eager_ok, fc_init, may_send,  # noqa: F401
-                                         nic_may_inject, nic_on_eject, on_arrival, on_control,
+                                         nic_may_inject, nic_on_eject,
+                                         nic_on_host, nic_on_sent, on_arrival, on_control,
                                          on_retrieved, on_sent, on_timer, piggyback,
                                          router_on_forward, snapshot_field)

@@ -27,18 +27,18 @@ source); ANY_SOURCE takes the oldest over all sources (by arrival sequence numbe
 """
 from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, P_CHUNK, CT_PIGGYBACK, ERR_PROGRAM, ERR_QUEUE,
                                ERR_SPARE,
-                               EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, MC_DELAYED,
+                               EV_HOST_DMA, EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, MC_DELAYED,
                                MC_FCCPU, MC_MSGS, MC_STALL, OP_COMPUTE,
-                               OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_RECV,
+                               OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_MCAST, OP_RECV,
                                OP_SEND, OP_SNAPSHOT, OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON,
-                               P_LIMIC_PER_KB, P_MATCH, P_MPI_HDR, P_PIGGY, P_PIO, P_POSTED_NODE, P_PROGRESS,
+                               P_COPY_KB, P_LIMIC_PER_KB, P_MATCH, P_MPI_HDR, P_PIGGY, P_PIO, P_PIO_KB, P_POSTED_NODE, P_PROGRESS,
                                P_RETRIEVE, P_RNDV_WRITE, P_SEND_MEMO, P_VELO_PAYLOAD, PIGGYBACK_BYTES, PK_CTRL, PK_DATA,
                                PK_REPLY, PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
                                W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels import rendezvous as rndv
 from extoll_vec.kernels.common import (flits_of, message_packets, nic_block_rank, nic_full,
-                                      nic_push, nic_release_one, pk_new, progress,
+                                      nic_push, nic_release_one, packet_payload, pk_new, progress,
                                       wake_rank)
 from extoll_vec.kernels.fc_fields import CQ_TYPE, F_SEQ_TX
 from extoll_vec.kernels.jit import inner
@@ -242,7 +242,7 @@ def _post_recv(S, par, b, r, src, now):
 @inner
 def _post_send(S, T, par, b, r, dst, nbytes, now):
     """Post a send; returns its descriptor, -2 when LiMIC delivered it at once, -1 on overflow."""
-    if par[b, P_LIMIC_ON] != 0 and T.rank_node[dst] == T.rank_node[r] and dst != r:
+    if par[b, P_LIMIC_ON] != 0 and dst >= 0 and T.rank_node[dst] == T.rank_node[r] and dst != r:
         message_arrived(S, par, b, dst, r, nbytes, UX_LIMIC, now)
         return -2
     SQ = S.sd_state.shape[2]
@@ -275,7 +275,12 @@ def _post_send(S, T, par, b, r, dst, nbytes, now):
 # ---------------------------------------------------------------- packet writing (PIO)
 @inner
 def _write(S, T, par, b, r, h, cls, now):
-    if S.pk[b, h].kind != PK_RMA_GET:
+    if S.pk[b, h].kind == PK_DATA and S.pk[b, h].aux2 > 0:
+        # a multicast packet: one sequence per sender, checked at every member (mseq_rx)
+        S.pk[b, h].seq = S.mseq_tx[b, r]
+        S.mseq_tx[b, r] += 1
+        S.mc_due[b, r] += S.pk[b, h].aux2 - 1
+    elif S.pk[b, h].kind != PK_RMA_GET:
         # mailbox packets carry a per-pair sequence number: the NIC checks in-order delivery
         dst = S.pk[b, h].dst
         i = pair(S, b, r, dst)
@@ -302,6 +307,7 @@ def _write_data(S, T, par, b, r, d, now):
     nbytes = S.sd_bytes[b, r, d]
     i = S.sd_tot[b, r, d] - S.sd_left[b, r, d]
     last = 1 if S.sd_left[b, r, d] == 1 else 0
+    pio_bytes = 0   # the payload's PIO beyond the fixed cost per packet (host.pio_ns_per_kb)
     if S.sd_rndv[b, r, d] != 0:
         h = pk_new(S, b, PK_RNDV, r, dst, T.rank_node[dst], flits_of(par, b, par[b, P_MPI_HDR] + 16),
                    1, nbytes, d, 0, now)
@@ -310,8 +316,12 @@ def _write_data(S, T, par, b, r, d, now):
         pay = par[b, P_VELO_PAYLOAD]
         total = par[b, P_MPI_HDR] + nbytes
         this = min(pay, total - i * pay)
-        h = pk_new(S, b, PK_DATA, r, dst, T.rank_node[dst], flits_of(par, b, this), last, nbytes, 0, 0,
-                   now)
+        # a multicast's packet goes to the sender's own NIC, which sends it on (dst < 0: to
+        # ranks 0..-dst-1), marked by aux2 = the group size
+        to = r if dst < 0 else dst
+        h = pk_new(S, b, PK_DATA, r, to, T.rank_node[to], flits_of(par, b, this), last, nbytes,
+                   0, -dst if dst < 0 else 0, now)
+        pio_bytes = (this * par[b, P_PIO_KB]) >> 10
         # section 5.4: credits for dst ride on the last packet if two bytes are free in it
         if last == 1 and par[b, P_PIGGY] != 0 and h >= 0 and this + PIGGYBACK_BYTES <= pay:
             k = flowctl.piggyback(S, par, b, r, dst)
@@ -324,7 +334,7 @@ def _write_data(S, T, par, b, r, d, now):
     cost = fc_cycles(S, b, r, flowctl.on_sent(S, par, b, r, dst, h, S.sd_dly[b, r, d]))
     S.st_fccpu[b, r] += cost
     S.sd_left[b, r, d] -= 1
-    return cost
+    return cost + pio_bytes
 
 
 @inner
@@ -400,6 +410,8 @@ def _retrieve(S, T, par, b, r, now):
         fc = fc_cycles(S, b, r, fc)
         cost += fc
         S.st_fccpu[b, r] += fc
+        if kind == PK_DATA:   # the payload's copy out of the slot (host.copy_ns_per_kb)
+            cost += (packet_payload(par, b, pay, last) * par[b, P_COPY_KB]) >> 10
         if last == 1:
             cost += par[b, P_MATCH]
             if kind == PK_RNDV:
@@ -411,7 +423,11 @@ def _retrieve(S, T, par, b, r, now):
     if S.ej_blk[b, node] != 0:
         S.ej_blk[b, node] = 0
         schedule(S, b, now, EV_NIC_DRAIN, node, 0, 0)
+    if S.hq_blk[b, node] != 0:
+        S.hq_blk[b, node] = 0
+        schedule(S, b, now, EV_HOST_DMA, node, 0, 0)
     return cost
+
 
 
 # ---------------------------------------------------------------- the CPU's turn
@@ -536,6 +552,9 @@ def rank_step(S, T, par, ops, b, r, now):
             pc = S.rk_pc[b, r]
             op = ops[b, pc, 0]
             a = ops[b, pc, 1]
+            if op >= OP_MCAST:   # a multicast is a send whose destination is -(group size)
+                op = OP_SEND if op == OP_MCAST else OP_ISEND
+                a = -a
             if OP_SEND <= op <= OP_WAITALL and S.rk_pass[b, r] != PASS_DONE:
                 # the MPI progress engine runs at every MPI call: it retrieves the packets
                 # present in the mailbox (at most host.progress_packets) before the call

@@ -11,6 +11,9 @@ the buffer fills and its credits hold the router's ejection port. A VELO packet
 is written to its rank's mailbox if a slot is free; otherwise it stays, and with it every
 packet behind it (EXTOLL section 2: the NIC stops accepting, the router holds the packets,
 back-pressure spreads to the senders). The buffer's credits go back to the router as it drains.
+With a DMA stage (network.pci_mb_s, seed 002's PCI bus) the head packet then crosses the bus
+into the free slot before it leaves the buffer; packets a protocol kept reach their host
+through host_dma's queue instead (common.to_host), sharing the bus.
 
 Shapes: nq int32 [B, N, FQ] (+ nq_head, nq_cnt [B, N]); nic_busy int64 [B, N]; nic_cr, nic_rr int32
 [B, N]; ej_q int32 [B, N, EQ] (+ ej_head, ej_cnt, ej_flits, ej_blk [B, N]); rq int32 [B, N, RQ, 6]
@@ -20,15 +23,15 @@ import math
 
 import numpy as np
 from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, EJ_KEPT, INJ_TAKEN, ERR_BUFFER_OVERFLOW, ERR_INVARIANT,
-                               ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN, H_NIC_EJECT, H_NIC_INJECT,
-                               P_HOOKS, EV_NIC_TX, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
+                               ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN, H_NIC_EJECT, H_NIC_HOST, H_NIC_INJECT, H_NIC_SENT,
+                               P_HOOKS, EV_HOST_DMA, EV_NIC_TX, P_DMA, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, PK_CTRL, PK_DATA, PK_REPLY, PK_RMA_DATA, PK_RMA_GET,
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, EV_NIC_DRAIN, EV_SAMPLE,
                                P_CHUNK, P_CONV_TOL, P_RNDV_WRITE, P_ROUTER, P_SAMPLE, ROUTER_VOQ, SINK_FRAC_BITS,
                                TOL_FRAC_BITS, CV_CONVERGED, CV_END, CV_PREV, CV_START,
                                CV_SAMPLES)
-from extoll_vec.kernels.common import (flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
+from extoll_vec.kernels.common import (dma_start, flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
                                       progress, request_tx, wake_rank, splitmix64)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels import rendezvous as rndv
@@ -80,6 +83,9 @@ def nic_tx(S, T, par, b, n, now):
     if use_pq:
         PQ = S.pq.shape[2]
         h = S.pq[b, n, S.pq_head[b, n]]
+        if S.pk[b, h].ready > now:   # its NIC processor has not finished it (common.nic_work)
+            request_tx(S, b, n, S.pk[b, h].ready)
+            return
         L = S.pk[b, h].flits
         if S.nic_cr[b, n] < L:
             return
@@ -142,6 +148,8 @@ def nic_tx(S, T, par, b, n, now):
     if not use_pq:
         S.nic_rr[b, n] = 0 if use_rma else 1
     S.nic_cr[b, n] -= L
+    if hooks & H_NIC_SENT:   # e.g. a buffer whose last copy has now left is free again
+        flowctl.nic_on_sent(S, T, par, b, n, h, now)
     # the next packet may start when this one has left at link rate and, if the NIC's packet
     # rate is the slower (network.nic_packet_ns), when its engine is ready again
     busy = now + max(L, par[b, P_NIC_GAP])
@@ -170,6 +178,82 @@ def nic_rx(S, par, b, n, h):
 
 
 @inner
+def _host_buffer(S, par, b, n, r, blk):
+    """Is a slot of rank r's mailbox free (a posted host buffer)? If not, node n's NIC waits
+    for one, flagged in blk (the ejection buffer's ej_blk or the DMA queue's hq_blk: the
+    rank's retrieval resumes it), or it is an error if the protocol promises room."""
+    if S.mb_cnt[b, r] < par[b, P_MAILBOX]:
+        return True
+    if par[b, P_MAILBOX_HARD] != 0:
+        S.status[b] |= ERR_MAILBOX_OVERFLOW
+        S.err_info[b, 0] = r
+        return False
+    blk[b, n] = 1
+    return False
+
+
+@inner
+def _to_mailbox(S, par, b, r, h, now):
+    """Write packet h into rank r's mailbox (a slot is free), after the per-pair in-order
+    check; False if h overtook an earlier packet of its pair (an error flag is set)."""
+    src = S.pk[b, h].src
+    i = pair(S, b, r, src)
+    if S.pk[b, h].kind == PK_DATA and S.pk[b, h].aux2 > 0:
+        # a multicast packet: the sender's multicasts reach each member in order, once
+        if S.pk[b, h].seq != S.mseq_rx[b, i]:
+            S.status[b] |= ERR_INVARIANT
+            S.err_info[b, 0] = r
+            S.err_info[b, 1] = src
+            return False
+        S.mseq_rx[b, i] += 1
+    elif S.pk[b, h].seq != S.fc[b, i, F_SEQ_RX]:
+        S.status[b] |= ERR_INVARIANT   # overtaking between one pair of ranks
+        S.err_info[b, 0] = r
+        S.err_info[b, 1] = src
+        return False
+    else:
+        S.fc[b, i, F_SEQ_RX] += 1
+    mailbox_write(S, par, b, r, h)
+    wake_rank(S, b, r, now)
+    return True
+
+
+@inner
+def host_dma(S, T, par, b, n, now):
+    """Node n's DMA engine moves the packets its protocol handed to the host (common.to_host)
+    into their ranks' mailboxes, in order, each once the NIC's processor is done with it
+    (pk.ready), a slot is free (seed 002, 3.1: without a posted host buffer the NI does not
+    copy, and keeps the packet) and the bus has carried it (common.dma_start)."""
+    HQ = S.hq.shape[2]
+    while S.hq_cnt[b, n] > 0:
+        h = S.hq[b, n, S.hq_head[b, n]]
+        r = S.pk[b, h].dst
+        done = S.hq_done[b, n]
+        if done < 0 and S.pk[b, h].ready > now:
+            schedule(S, b, S.pk[b, h].ready, EV_HOST_DMA, n, 0, 0)
+            return
+        if not _host_buffer(S, par, b, n, r, S.hq_blk):
+            return
+        if done < 0:
+            done = dma_start(S, par, b, n, h, now)
+            S.hq_done[b, n] = done
+            if done > now:
+                schedule(S, b, done, EV_HOST_DMA, n, 0, 0)
+        if now < done:
+            return
+        if not _to_mailbox(S, par, b, r, h, now):
+            return
+        S.hq_done[b, n] = -1
+        S.hq_head[b, n] = (S.hq_head[b, n] + 1) % HQ
+        S.hq_cnt[b, n] -= 1
+        if par[b, P_HOOKS] & H_NIC_HOST:   # e.g. the NI buffer this copy came from is free
+            flowctl.nic_on_host(S, T, par, b, n, h, now)
+        progress(S, b, now)
+        S.delivered[b] += 1
+        pk_free(S, b, h)
+
+
+@inner
 def nic_drain(S, T, par, b, n, now):
     EQ = S.ej_q.shape[2]
     hooks = par[b, P_HOOKS]
@@ -194,23 +278,18 @@ def nic_drain(S, T, par, b, n, now):
         if act != EJ_ACCEPT:
             pass         # EJ_CONSUMED, EJ_KEPT: the protocol took it; it leaves the buffer below
         elif kind == PK_DATA or kind == PK_RNDV or kind == PK_CTRL or kind == PK_REPLY:
-            if S.mb_cnt[b, r] >= par[b, P_MAILBOX]:
-                if par[b, P_MAILBOX_HARD] != 0:
-                    S.status[b] |= ERR_MAILBOX_OVERFLOW
-                    S.err_info[b, 0] = r
+            if not _host_buffer(S, par, b, n, r, S.ej_blk):
+                return   # head-of-line: wait for rank r to free a slot
+            if par[b, P_DMA] != 0:   # it crosses the I/O bus into the free slot first
+                done = S.ej_done[b, n]
+                if done < 0:
+                    done = dma_start(S, par, b, n, h, now)
+                    S.ej_done[b, n] = done
+                    schedule(S, b, done, EV_NIC_DRAIN, n, 0, 0)
+                if now < done:
                     return
-                S.ej_blk[b, n] = 1   # head-of-line: wait for rank r to free a slot
+            if not _to_mailbox(S, par, b, r, h, now):
                 return
-            src = S.pk[b, h].src
-            i = pair(S, b, r, src)
-            if S.pk[b, h].seq != S.fc[b, i, F_SEQ_RX]:
-                S.status[b] |= ERR_INVARIANT   # overtaking between one pair of ranks
-                S.err_info[b, 0] = r
-                S.err_info[b, 1] = src
-                return
-            S.fc[b, i, F_SEQ_RX] += 1
-            mailbox_write(S, par, b, r, h)
-            wake_rank(S, b, r, now)
         elif kind == PK_RMA_GET:   # the RMA engine serves it: data back to the getter
             src = S.pk[b, h].src
             rndv.rq_push(S, b, n, T.rank_node[src], src, r, S.pk[b, h].pay, S.pk[b, h].aux,

@@ -1,7 +1,7 @@
 """Static analysis of rank programs, used to size queues before a run."""
 import numpy as np
 
-from extoll_vec.dtypes import OP_END, OP_ENDLOOP, OP_ISEND, OP_LOOP, OP_SEND
+from extoll_vec.dtypes import OP_END, OP_ENDLOOP, OP_IMCAST, OP_ISEND, OP_LOOP, OP_MCAST, OP_SEND
 from extoll_vec.kernels.common import message_packets
 from extoll_vec.kernels.jit import analysis
 
@@ -30,5 +30,11 @@ def inbound(ops, starts, n_ranks, hdr, payload, eager):
                 dst = ops[pc, 1]
                 msgs[dst] += m
                 pkts[dst] += m * message_packets(ops[pc, 2], hdr, payload, eager)
+            elif op == OP_MCAST or op == OP_IMCAST:   # to every other member of 0..a-1
+                k = message_packets(ops[pc, 2], hdr, payload, eager)
+                for dst in range(ops[pc, 1]):
+                    if dst != r:
+                        msgs[dst] += m
+                        pkts[dst] += m * k
             pc += 1
     return msgs, pkts

@@ -49,6 +49,8 @@ class Batch:
         if len(programs) != B:
             raise ValueError("one Program per config")
         programs = [skewed(p, c) for p, c in zip(programs, configs)]
+        for cfg, prog in zip(configs, programs):
+            check_protocol_program(cfg, prog)
         rows = max(max(len(p.ops) for p in programs), 1)
         self.ops = np.zeros((B, rows, 4), np.int32)
         self.starts = np.zeros((B, max(NR, 1)), np.int32)[:, :NR]
@@ -231,3 +233,18 @@ def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | N
                                tuple(sizes[d] for d in var.dims[1:]))
               for name, var in schema_for(configs).items()}
     return build_dataset(configs, arrays)
+
+
+def check_protocol_program(cfg: RunConfig, prog) -> None:
+    """A program that multicasts (OP_MCAST, OP_IMCAST) needs a protocol that does; and the
+    protocol's own requirements of the programs (its record's check_program)."""
+    from ..protocols.registry import registered
+    rec = registered()[cfg.protocol.name]
+    if rec.check_program is not None:
+        rec.check_program(cfg, prog)
+    if rec.multicast:
+        return
+    if np.isin(prog.ops[:, 0], (D.OP_MCAST, D.OP_IMCAST)).any():
+        able = [p.name for p in registered().values() if p.multicast]
+        raise ConfigError("protocol.name", f"got {cfg.protocol.name}; allowed: a protocol that "
+                          f"multicasts ({', '.join(able)}): the workload's programs multicast")

@@ -50,6 +50,11 @@ def describe_error(batch, b: int) -> str:
         parts.append(f"NICs of nodes {blocked[:8].tolist()} hold packets for full mailboxes")
     if flags & (D.ERR_NO_PROGRESS | D.ERR_DEADLOCK):
         parts.append(blocked_cycle(batch, b))
+        # a protocol that holds packets at its NICs can be stuck with every router buffer
+        # empty: it says where it waits (its queues, credits, a cycle among its NICs)
+        diagnose = protocol_with_id(int(batch.par[b, D.P_PROTO])).diagnose
+        if diagnose is not None:
+            parts += diagnose(batch, b)
     return f"point {b}: " + "; ".join(parts)
 
 
@@ -134,6 +139,15 @@ def check_invariants(batch, b: int) -> None:
             i = int(np.flatnonzero(lost)[0])
             errors.append(f"rank {int(px[i])} wrote {int(tx[i])} VELO packets to rank "
                           f"{int(py[i])}, {int(rx[i])} reached its mailbox")
+        # multicast: each sender's packets owe its group's other members one copy each; they
+        # arrived in order (the NIC's check), so equal counts mean each arrived once everywhere
+        got = np.bincount(py[py >= 0], weights=S.mseq_rx[b, :len(px)][py >= 0],
+                          minlength=len(S.mc_due[b]))
+        short = np.flatnonzero(got != S.mc_due[b])
+        if short.size:
+            s = int(short[0])
+            errors.append(f"rank {s}'s multicasts owed its group {int(S.mc_due[b, s])} packets, "
+                          f"{int(got[s])} reached the members' mailboxes")
     # the member's protocol's own audit (protocols/registry.py)
     errors += protocol_with_id(int(p[D.P_PROTO])).audit(batch, b)
     if errors:

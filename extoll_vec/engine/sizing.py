@@ -114,12 +114,15 @@ def protocol_sizes(configs: Sequence[RunConfig]) -> dict:
     """The protocol dimensions of the state (state.py): the largest any member's protocol
     declares (protocols/registry.py); the in-order check's PAIR_FIELDS always."""
     recs = [(protocol(c.protocol.name), c) for c in configs]
-    return dict(K=max(max(p.pair_fields(c.protocol), PAIR_FIELDS) for p, c in recs),
-                KR=max(p.rank_fields(c.protocol) for p, c in recs),
-                KN=max(p.node_fields(c.protocol) for p, c in recs),
-                KNP=max(p.node_param_count(c.protocol) for p, c in recs),
+    return dict(K=max(max(p.pair_fields(c), PAIR_FIELDS) for p, c in recs),
+                KR=max(p.rank_fields(c) for p, c in recs),
+                KN=max(p.node_fields(c) for p, c in recs),
+                KNN=max(p.node_pair_fields(c) for p, c in recs),
+                KNP=max(p.node_param_count(c) for p, c in recs),
                 PF=max(len(p.packet_fields) for p, c in recs),
-                PQ=max(p.nic_queue(c) for p, c in recs))
+                PQ=max(p.nic_queue(c) for p, c in recs),
+                HQ0=max(p.host_queue(c) for p, c in recs),
+                TA=max(p.timers_alive(c) for p, c in recs))
 
 
 def chunk_gets(configs: Sequence[RunConfig]) -> int:
@@ -179,6 +182,12 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
     sizes["E"] = 3 * NPK + 3 * R * P + 2 * NR + 4 * N + 1024
     if ps["KN"]:
         sizes["E"] += N   # a protocol timer per node
+    sizes["E"] += sizes.pop("TA")   # and the timers the protocol says it keeps beyond those
+    # the DMA queue of packets a protocol hands to its host (common.to_host), and an
+    # EV_HOST_DMA or two per node pending
+    sizes["HQ"] = max(1, sizes.pop("HQ0"))
+    if sizes["HQ"] > 1:
+        sizes["E"] += 2 * N
     return sizes
 
 
@@ -188,7 +197,7 @@ def check_widths(programs, send_slots: int) -> None:
         raise ConfigError("workload", f"{send_slots - 2} sends outstanding at once; allowed: at "
                           f"most {host.MB_RNDV_SLOTS - 2} (the rendezvous slot field)")
     for p in programs:
-        sends = np.isin(p.ops[:, 0], (D.OP_SEND, D.OP_ISEND))
+        sends = np.isin(p.ops[:, 0], (D.OP_SEND, D.OP_ISEND, D.OP_MCAST, D.OP_IMCAST))
         if sends.any() and int(p.ops[sends, 2].max()) >= host.MB_RNDV_BYTES:
             raise ConfigError("workload.message_bytes", f"got {int(p.ops[sends, 2].max())}; "
                               f"allowed: < {host.MB_RNDV_BYTES} bytes per message")

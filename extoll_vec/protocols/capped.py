@@ -92,8 +92,8 @@ PROTOCOLS = (
                              note="0: every node has cap; k: every k-th node cap // 2"),
                        Param("mark_queue", "int", 4, 0, unit="packets"),
                        Param("period", "int", 1000, 1, 10**9, "cycles")),
-             check_run=_check_run, node_fields=lambda pc: NODE_FIELDS,
-             node_params=_node_params, node_param_count=lambda pc: 1,
+             check_run=_check_run, node_fields=lambda cfg: NODE_FIELDS,
+             node_params=_node_params, node_param_count=lambda cfg: 1,
              nic_queue=lambda cfg: cfg.protocol.cap * cfg.n_nodes,
              # a credit packet returns one credit, and a node's cap are conserved
              proto_alive=lambda cfg: cfg.protocol.cap * cfg.n_nodes,

@@ -65,7 +65,7 @@ def _credit_audit(batch, b):
 
 
 def _fixed(k):
-    return lambda pc: k
+    return lambda cfg: k
 
 
 _CREDIT = dict(mailbox_hard=True, credit=True, parameters=_CREDIT_PARAMETERS,
@@ -102,5 +102,5 @@ PROTOCOLS = (
     # lists hold every other process (6.3) and Eq. 6 steals from the last of the low list, an
     # idle sender as often as not: so its pair table holds every pair (engine/pairs.py)
     Protocol("dynamic", 4, prefix="dynamic_", **_CREDIT, every_pair=True,
-             pair_fields=lambda pc: L.DYNAMIC_FIELDS + pc.credit_slots + 1),
+             pair_fields=lambda cfg: L.DYNAMIC_FIELDS + cfg.protocol.credit_slots + 1),
 )

@@ -122,7 +122,7 @@ PROTOCOLS = (
                        Param("becn_max", "int", 20, 1, 2**20, "counts"),
                        Param("becn_decay_cycles", "int", 4, 1, 10**9, "cycles",
                              note="aggressive: 50")),
-             check=_check, check_run=_check_run, node_fields=lambda pc: NODE_FIELDS,
+             check=_check, check_run=_check_run, node_fields=lambda cfg: NODE_FIELDS,
              nic_queue=lambda cfg: 64,
              # pairwise: every FECN comes from the node it sends to, answered piggybacked
              proto_alive=lambda cfg: 0 if cfg.workload.kind == "pairwise" else None,

@@ -263,7 +263,7 @@ def _record(name, kid):
                     mailbox_hard=True, parameters=_PARAMETERS,
                     declares=_DECLARES if kid == 8 else (),
                     check_run=_check_run,
-                    pair_fields=lambda pc: IB_FIELDS, every_pair=False,
+                    pair_fields=lambda cfg: IB_FIELDS, every_pair=False,
                     # the HCA's queue of NAKs and packets sent again: what its senders may
                     # have kept (their FIFOs' capacity), for up to 16 senders at once (beyond:
                     # a queue-overflow error names the point)

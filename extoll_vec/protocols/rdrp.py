@@ -92,7 +92,7 @@ PROTOCOLS = (
              parameters=("outstanding",),
              declares=(Param("outstanding", "int", 30, 1, 2**20, "packets",
                              note="seed 001's c: outstanding 16-flit transfers per node"),),
-             check_run=_check_run, node_fields=lambda pc: NODE_FIELDS,
+             check_run=_check_run, node_fields=lambda cfg: NODE_FIELDS,
              nic_queue=lambda cfg: cfg.protocol.outstanding + 8,
              # a credit packet carries at least one credit, and a node's c are conserved
              proto_alive=lambda cfg: cfg.topology.n_nodes * cfg.protocol.outstanding,

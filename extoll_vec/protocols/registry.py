@@ -32,6 +32,7 @@ REGISTERED = (
     "extoll_vec.protocols.fecn",       # seed 001's FECN/BECN (kernels/proto_fecn.py)
     "extoll_vec.protocols.rdrp",       # seed 001's RDRP at network level (kernels/proto_rdrp.py)
     "extoll_vec.protocols.infiniband",  # seed 003's MPI over IB schemes (kernels/proto_ib.py)
+    "extoll_vec.protocols.lfc",        # seed 002's NI-level credits (kernels/proto_lfc.py)
 )
 
 # hook name -> (arguments after the state, default body). The rank hooks (EXTOLL's) take
@@ -49,18 +50,23 @@ HOOKS = {
     "snapshot_field": ("S, par, b", "return -1"),
     "nic_may_inject": ("S, T, par, b, node, h, now", "return 0"),
     "nic_on_eject": ("S, T, par, b, node, h, now", "return 0"),
+    # packet h left node's NIC (any queue: the protocol's, the FIFO, the RMA engine)
+    "nic_on_sent": ("S, T, par, b, node, h, now", "pass"),
+    # packet h's DMA into its rank's host buffer is done (common.to_host, network.pci_mb_s)
+    "nic_on_host": ("S, T, par, b, node, h, now", "pass"),
     "router_on_forward": ("S, T, par, b, r, pi, po, h, now", "pass"),
     "on_timer": ("S, T, par, b, target, arg, now", "pass"),
 }
 # hot-path hooks: their bit in par[P_HOOKS] is tested before the core calls them
 HOOK_BITS = {"nic_may_inject": D.H_NIC_INJECT, "nic_on_eject": D.H_NIC_EJECT,
-             "router_on_forward": D.H_ROUTER, "on_timer": D.H_TIMER}
+             "router_on_forward": D.H_ROUTER, "on_timer": D.H_TIMER,
+             "nic_on_sent": D.H_NIC_SENT, "nic_on_host": D.H_NIC_HOST}
 
 
 @dataclass(frozen=True)
 class Param:
-    """A `protocol:` config field a protocol declares: kind "int" | "bool" | "float" with
-    config.Bounds' meaning of lo, hi, unit, note. `added`: the field came after stores were
+    """A `protocol:` config field a protocol declares: kind "int" | "bool" | "float" | "str"
+    with config.Bounds' meaning of lo, hi, unit, note (a "str" takes one of `choices`). `added`: the field came after stores were
     written (config.ADDED_FIELDS: it identifies a result only away from its default).
     `exclusive`: only the protocols that list it may set it away from its default; the
     message says why (e.g. "piggybacking is part of")."""
@@ -73,6 +79,7 @@ class Param:
     note: str = ""
     added: bool = True
     exclusive: str = ""
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,7 +116,9 @@ class Protocol:
     declares: tuple[Param, ...] = ()   # fields it adds to the protocol: section
     check: Callable | None = None      # check(section, pre): its fields, when it is selected
     check_run: Callable | None = None  # check_run(RunConfig): what depends on other sections
-    pair_fields: Callable = _zero      # fc int32 [B, NPAIR, K]: K as a function of the section
+    # The count callables take the RunConfig (a size may depend on the machine: LFC's tree
+    # tables have a column block per root node)
+    pair_fields: Callable = _zero      # fc int32 [B, NPAIR, K]: K = pair_fields(cfg)
     every_pair: bool = False  # keeps state about every sender, communicating or not (the pair
                               # table is then dense: engine/pairs.py)
     unblocks_on_control: bool = False  # may_send(r, dst) has no side effect and turns true only
@@ -118,9 +127,20 @@ class Protocol:
                               # the sends it found blocked until r takes one (host._sendable)
     rank_fields: Callable = _zero      # fcr int32 [B, NR, KR]
     node_fields: Callable = _zero      # fcn int32 [B, N, KN]
+    node_pair_fields: Callable = _zero  # nn int32 [B, N, N, KNN]: state per pair of NICs (x's
+                              # view of y), independent of the ranks: NI-level credits (seed 002)
     node_params: Callable | None = None  # (RunConfig, topology) -> int64 [N, KNP]: npar
-    node_param_count: Callable = _zero   # KNP as a function of the section (sizing w/o topology)
+    node_param_count: Callable = _zero   # KNP = node_param_count(cfg) (sizing w/o topology)
+    timers_alive: Callable = _zero     # cfg -> its protocol timers (common.proto_timer) pending
+                              # at once beyond one per node, at most: the event pool's share
+    multicast: bool = False   # accepts the multicast ops (workloads' OP_MCAST, OP_IMCAST)
+    diagnose: Callable | None = None   # diagnose(batch, b) -> lines on where a stuck member's
+                              # protocol waits (its queues and credits), for describe_error
+    check_program: Callable | None = None  # check_program(cfg, program): what the protocol
+                              # needs of the rank programs (raises ConfigError)
     nic_queue: Callable = _zero        # PK_PROTO packets a node may queue (cfg -> slots)
+    host_queue: Callable = _zero       # packets a node's NIC hands its host at once, at most
+                              # (common.to_host: cfg -> slots of the DMA queue)
     proto_alive: Callable | None = None  # cfg -> its PK_PROTO packets alive at once, at most
                               # (queued, in the network, in ejection buffers), or None: no bound
                               # (engine/sizing.py then sizes every buffer full of 1-flit packets)

@@ -22,8 +22,8 @@ from typing import Iterator, NamedTuple, Sequence
 import numpy as np
 
 from ..dtypes import (ANY_SOURCE, MAX_LOOP_DEPTH, MAX_MARKS, N_OPS, OP_COMPUTE, OP_END, OP_ENDLOOP,
-                      OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_NAMES, OP_RECV, OP_SEND, OP_SNAPSHOT,
-                      OP_WAITALL)
+                      OP_IMCAST, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_MCAST, OP_NAMES, OP_RECV,
+                      OP_SEND, OP_SNAPSHOT, OP_WAITALL)
 
 I32_MAX = 2**31 - 1
 _MULT_MAX = 2**62  # cap on the product of nested loop counts (int64 counting stays exact)
@@ -64,6 +64,8 @@ class Program:
             name = OP_NAMES[op] if 0 <= op < N_OPS else f"?{op}"
             if op in (OP_SEND, OP_ISEND):
                 arg = f"to {a}, {b} B"
+            elif op in (OP_MCAST, OP_IMCAST):
+                arg = f"to ranks 0..{a - 1}, {b} B"
             elif op in (OP_RECV, OP_IRECV):
                 arg = f"from {'ANY' if a == ANY_SOURCE else a}, {b} B"
             elif op == OP_COMPUTE:
@@ -237,6 +239,11 @@ class ProgramBuilder:
     def irecv(self, rank: int, src: int, nbytes: int) -> "ProgramBuilder":
         return self.op(rank, OP_IRECV, src, nbytes)
 
+    def mcast(self, rank: int, group: int, nbytes: int, blocking: bool = True) -> "ProgramBuilder":
+        """rank sends one message of nbytes to every other member of ranks 0..group-1 (each
+        posts a receive from rank); the protocol must declare multicast."""
+        return self.op(rank, OP_MCAST if blocking else OP_IMCAST, group, nbytes)
+
     def waitall(self, rank: int) -> "ProgramBuilder":
         return self.op(rank, OP_WAITALL)
 
@@ -376,6 +383,12 @@ def _analyze(ops: np.ndarray, start: np.ndarray) -> _Analysis:
     check(c != 0, lambda a_, b_, c_: f"column c must be 0, got {c_}")
     is_send = (op == OP_SEND) | (op == OP_ISEND)
     is_recv = (op == OP_RECV) | (op == OP_IRECV)
+    is_mcast = (op == OP_MCAST) | (op == OP_IMCAST)
+    check(is_mcast & ((a < 2) | (a > n_ranks)),
+          lambda a_, b_, c_: f"multicast group of {a_} ranks: allowed 2..{n_ranks} (ranks 0..a-1)")
+    check(is_mcast & (rank_of >= a), lambda a_, b_, c_: f"the sender is not in its multicast "
+          f"group (ranks 0..{a_ - 1})")
+    check(is_mcast & (b < 0), lambda a_, b_, c_: f"message size {b_} bytes < 0")
     peer = is_send | is_recv
     check(is_send & ((a < 0) | (a >= n_ranks)),
           lambda a_, b_, c_: f"destination {a_} outside ranks 0..{n_ranks - 1}")
@@ -387,9 +400,9 @@ def _analyze(ops: np.ndarray, start: np.ndarray) -> _Analysis:
     check((op == OP_LOOP) & (a < 1), lambda a_, b_, c_: f"loop count {a_} < 1")
     check((op == OP_MARK) & ((a < 0) | (a >= MAX_MARKS)),
           lambda a_, b_, c_: f"mark index {a_} outside 0..{MAX_MARKS - 1}")
-    check(~peer & (op != OP_COMPUTE) & (op != OP_LOOP) & (op != OP_MARK) & (a != 0),
+    check(~peer & ~is_mcast & (op != OP_COMPUTE) & (op != OP_LOOP) & (op != OP_MARK) & (a != 0),
           lambda a_, b_, c_: f"column a must be 0, got {a_}")
-    check(~peer & (b != 0), lambda a_, b_, c_: f"column b must be 0, got {b_}")
+    check(~peer & ~is_mcast & (b != 0), lambda a_, b_, c_: f"column b must be 0, got {b_}")
 
     # loop structure and multiplicities, once per distinct program start
     mult_row = np.ones(n_rows, np.int64)
@@ -503,8 +516,26 @@ def _peak(op: np.ndarray, a: np.ndarray, post_op: int, block_op: int) -> int:
 
 
 def _outstanding(an: _Analysis) -> tuple[int, int]:
+    # a multicast is one send descriptor at its sender, whatever the group
+    op = np.where(an.op == OP_IMCAST, OP_ISEND, np.where(an.op == OP_MCAST, OP_SEND, an.op))
     return (max(1, _peak(an.op, an.a, OP_IRECV, OP_RECV)),
-            max(1, _peak(an.op, an.a, OP_ISEND, OP_SEND)))
+            max(1, _peak(op, an.a, OP_ISEND, OP_SEND)))
+
+
+def _sends(an: _Analysis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(entry index, sender, destination) of every message the entries send, a multicast
+    expanded into one message to every other member of its group."""
+    s = np.flatnonzero((an.op == OP_SEND) | (an.op == OP_ISEND))
+    m = np.flatnonzero((an.op == OP_MCAST) | (an.op == OP_IMCAST))
+    rank = an.rank_of.astype(np.int64)
+    if m.size == 0:
+        return s, rank[s], an.a[s].astype(np.int64)
+    size = an.a[m].astype(np.int64) - 1                  # messages per multicast
+    rep = np.repeat(m, size)
+    k = np.arange(rep.size) - np.repeat(np.cumsum(size) - size, size)   # 0..size-1
+    dst = k + (k >= rank[rep])                            # every member but the sender
+    return (np.concatenate([s, rep]), np.concatenate([rank[s], rank[rep]]),
+            np.concatenate([an.a[s].astype(np.int64), dst]))
 
 
 def max_outstanding(prog: Program) -> tuple[int, int]:
@@ -518,19 +549,19 @@ def max_outstanding(prog: Program) -> tuple[int, int]:
 
 def _pair_counts(an: _Analysis, n: int):
     op, a = an.op, an.a.astype(np.int64)
-    snd = (op == OP_SEND) | (op == OP_ISEND)
+    snd, s_from, s_to = _sends(an)
     rcv = (op == OP_RECV) | (op == OP_IRECV)
     anyr = rcv & (a == ANY_SOURCE)
     rcv &= ~anyr
     anyc = np.zeros(n, np.int64)
     np.add.at(anyc, an.rank_of[anyr], an.mult[anyr])
     rank_of = an.rank_of.astype(np.int64)
-    keys = np.concatenate([rank_of[snd] * n + a[snd], a[rcv] * n + rank_of[rcv]])
+    keys = np.concatenate([s_from * n + s_to, a[rcv] * n + rank_of[rcv]])
     if keys.size == 0:
         e = np.zeros(0, np.int64)
         return e, e, e, e, anyc
     ws = np.concatenate([an.mult[snd], np.zeros(int(rcv.sum()), np.int64)])
-    wr = np.concatenate([np.zeros(int(snd.sum()), np.int64), an.mult[rcv]])
+    wr = np.concatenate([np.zeros(snd.size, np.int64), an.mult[rcv]])
     order = np.argsort(keys, kind="stable")
     keys, ws, wr = keys[order], ws[order], wr[order]
     heads = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
@@ -550,12 +581,13 @@ def message_counts(prog: Program) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
 
 
 def sends(prog: Program) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every send row of prog (OP_SEND, OP_ISEND) with how often it runs, loops unrolled:
-    (rank, destination, bytes, executions), int64 arrays of one entry per row."""
+    """Every send row of prog (OP_SEND, OP_ISEND; a multicast row once per other member of
+    its group) with how often it runs, loops unrolled: (rank, destination, bytes,
+    executions), int64 arrays of one entry per message row."""
     an = _analyze(np.asarray(prog.ops), np.asarray(prog.start))
-    s = (an.op == OP_SEND) | (an.op == OP_ISEND)
-    return (an.rank_of[s].astype(np.int64), an.a[s].astype(np.int64),
-            np.asarray(prog.ops)[an.row[s], 2].astype(np.int64), an.mult[s].astype(np.int64))
+    s, rank, dst = _sends(an)
+    return (rank, dst, np.asarray(prog.ops)[an.row[s], 2].astype(np.int64),
+            an.mult[s].astype(np.int64))
 
 
 def snapshot_counts(prog: Program) -> np.ndarray:

@@ -1,0 +1,312 @@
+"""Myrinet LFC, seed 002 (Bhoedjang, Ruehl, Bal), section 3.1: flow control on the network
+interfaces, a sliding window between every pair of NIs.
+
+Each NI splits its receive buffers equally among the other NIs (`lfc_credits` C per sender:
+8 buffers of 1 KB in the paper, 0.5 MB per NI) and holds C send credits per destination, one
+per buffer reserved for it there. The host writes each packet by PIO into a free packet of
+the NI's send buffer pool (network.nic_fifo_packets; a full pool makes the host wait, polling)
+and the NI polls it: with a credit for its destination it is transmitted, otherwise its
+descriptor joins the destination's blocked-sends queue, which is always served first (FIFO
+per pair). A packet lands in one of the buffers its sender owns at the receiving NI, which
+copies it by DMA into a posted host buffer (a mailbox slot; none posted: the NI waits,
+keeping the buffer, and its senders run out of credits). The buffer is free once the packet
+is in host memory (and, for a multicast packet, forwarded to every child: issue 27's later
+steps); its credit goes back piggybacked on the next packet to that sender, or in a credit
+update once the receiver knows the sender is low (fewer than `lfc_low_water` credits left)
+or owes `lfc_update_owed` credits (the paper gives neither value: gap G5 of
+docs/reproduction/myrinet_lfc.md).
+
+The NI's processor (the 37.5 MHz LANai) spends `lfc_*_ns` per step: polling a host packet,
+transmitting a packet (fixed plus per KB), receiving one, sending a credit update. One
+processor per NI, one step at a time (kernels/common.nic_work).
+
+Kernel: kernels/proto_lfc.py. One rank per node (the paper's one process per NI); every
+message goes in packets of mpi.velo_payload bytes (no rendezvous).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import dtypes as D
+from .audit import alive_packets, node_counter
+from .lfc_trees import TREE_KINDS, tree_children, tree_parents
+from .registry import Output, Param, Protocol
+
+# per pair of NIs nn[b, x, y, *]: x's state of y
+NN_CRED = 0       # send credits x holds for y
+NN_RECV = 1       # packets x received from y whose credits have not gone back yet
+NN_OWED = 2       # buffers of y's partition at x freed, their credits not yet back to y
+NN_USED = 3       # buffers of y's partition at x holding a packet (<= C: no overrun)
+NN_BQ_HEAD = 4    # x's blocked-sends queue to y: copies chained through pk.next (-1: none)
+NN_BQ_TAIL = 5
+NN_BQ_CNT = 6
+NN_A_SENT = 7     # audit: credit-holding packets x transmitted to y
+NN_A_GOT = 8      # audit: credits x got back from y
+NN_A_GIVEN = 9    # audit: credits x returned to y
+NN_A_RECVD = 10   # audit: credit-holding packets x received from y
+NN_MAX_USED = 11  # the most buffers of y's partition at x in use at once
+NODE_PAIR_FIELDS = 12
+# per NI fcn[b, x, *]
+CN_UPDATES = 0    # credit updates x sent
+CN_PIGGY = 1      # credits x returned piggybacked on data packets
+CN_BLOCKED = 2    # packets that entered one of x's blocked-sends queues
+CN_POLLS = 3      # host packets x took from its send pool
+NODE_FIELDS = 4
+# per-node parameters npar[b, x, *]: the NI processor's costs, cycles
+NP_POLL = 0       # take a host packet from the send pool, inspect its descriptor
+NP_TX = 1         # transmit one packet (fixed part)
+NP_TX_KB = 2      # transmit: per KiB of packet, fixed point x 2**10 (cycles per byte)
+NP_RX = 3         # receive one packet (take credits, account, start the host DMA)
+NP_CREDIT = 4     # build and send one credit update, or take one in
+NP_FWD = 5        # create the send descriptor of one forwarding destination (3.2)
+NP_FANOUT = 6     # F: the most children any NI has in any tree (the table's width - 1)
+NODE_PARAMS = 7
+# then the forwarding table (3.2): per root s, at NODE_PARAMS + s * (F + 1), the number of
+# this NI's children in s's tree and the children, largest subtree first (gap G9)
+# packet fields pk_pf[b, h, *] (declared below, in this order)
+PF_HOP = 0        # NI that transmitted this copy, + 1 (0: a host's packet at its own NI)
+PF_MASTER = 1     # on a copy: the packet it was made from, + 1 (0: not a copy)
+PF_REFS = 2       # on a kept packet: its copies not yet done (sent, or in host memory)
+PF_CREDITS = 3    # credits the copy carries back to its destination (piggybacked)
+PF_POLLED = 4     # a host packet at the send pool's head: 1 once the NI has started its poll
+PF_HOST = 5       # 1: the copy for the local host (common.to_host)
+PF_BLOCKED = 6    # 1: the copy waits in a blocked-sends queue (holds no credit yet)
+PACKET_FIELDS = ("hop", "master", "refs", "credits", "polled", "host", "blocked")
+# scalar parameters
+P_CREDITS = D.P_PP0       # C: buffers per sender at each NI = send credits per destination
+P_LOW_WATER = D.P_PP0 + 1  # an update goes when the sender is known to hold <= this many
+P_UPDATE_OWED = D.P_PP0 + 2  # ... or when this many credits are owed (0: off)
+P_UPDATE_FLITS = D.P_PP0 + 3  # flits of a credit update (header and a credit count)
+UPDATE_BYTES = 4           # a credit update's payload: the credit count
+
+
+def _check_run(cfg):
+    from ..config import _check
+    _check(not cfg.workload.synthetic, "protocol.name",
+           "none, backpressure, capped, fecn or rdrp for network-only traffic (LFC is "
+           "flow control of MPI-level packets)", cfg.protocol.name)
+    _check(cfg.mpi.ranks_per_node == 1, "mpi.ranks_per_node",
+           "1 under lfc (one process per NI, seed 002)", cfg.mpi.ranks_per_node)
+    _check(cfg.mpi.eager_threshold == 2**24 - 1, "mpi.eager_threshold",
+           f"{2**24 - 1} under lfc (it has no rendezvous: every message goes in packets)",
+           cfg.mpi.eager_threshold)
+    _check(not cfg.mpi.limic, "mpi.limic", "false under lfc (one process per node)",
+           cfg.mpi.limic)
+    g = cfg.protocol.lfc_group
+    _check(g == 0 or 2 <= g <= cfg.n_nodes, "protocol.lfc_group",
+           f"0 (every node) or 2..{cfg.n_nodes} (the nodes)", g)
+
+
+def _cycles(ns, cfg):
+    from ..engine.params import cycles
+    return cycles(ns, cfg.network.cycle_ns)
+
+
+def group_size(cfg) -> int:
+    """Members of the multicast group: nodes 0..P-1 (the paper's 4 to 61 of 64 processors)."""
+    return cfg.protocol.lfc_group or cfg.n_nodes
+
+
+@functools.lru_cache(maxsize=64)
+def _children(kind: str, P: int, n: int, seed: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """children[s][x]: x's children in root s's tree over nodes 0..P-1, forwarding order."""
+    out = []
+    for s in range(n):
+        if s >= P:
+            out.append(tuple(() for _ in range(n)))
+            continue
+        parents = tree_parents(kind, range(P), s, seed=seed, n_nodes=n)
+        out.append(tuple(tuple(k) for k in tree_children(parents)))
+    return tuple(out)
+
+
+def trees(cfg) -> tuple:
+    pc = cfg.protocol
+    return _children(pc.lfc_tree, group_size(cfg), cfg.n_nodes, pc.lfc_tree_seed)
+
+
+def fanout(cfg) -> int:
+    return max(1, max(len(k) for tree in trees(cfg) for k in tree))
+
+
+def _node_params(cfg, topo) -> np.ndarray:
+    pc = cfg.protocol
+    n, F = topo.n_nodes, fanout(cfg)
+    out = np.zeros((n, NODE_PARAMS + n * (F + 1)), np.int64)
+    out[:, NP_POLL] = _cycles(pc.lfc_poll_ns, cfg)
+    out[:, NP_TX] = _cycles(pc.lfc_tx_ns, cfg)
+    out[:, NP_TX_KB] = _cycles(pc.lfc_tx_ns_per_kb, cfg)
+    out[:, NP_RX] = _cycles(pc.lfc_rx_ns, cfg)
+    out[:, NP_CREDIT] = _cycles(pc.lfc_credit_ns, cfg)
+    out[:, NP_FWD] = _cycles(pc.lfc_fwd_ns, cfg)
+    out[:, NP_FANOUT] = F
+    for s, tree in enumerate(trees(cfg)):
+        base = NODE_PARAMS + s * (F + 1)
+        for x, kids in enumerate(tree):
+            out[x, base] = len(kids)
+            out[x, base + 1:base + 1 + len(kids)] = kids
+    return out
+
+
+def _check_program(cfg, prog) -> None:
+    """Multicasts go to the group the forwarding tables were built for."""
+    from ..config import _check
+    rows = np.isin(prog.ops[:, 0], (D.OP_MCAST, D.OP_IMCAST))
+    if rows.any():
+        got = sorted(set(prog.ops[rows, 1].tolist()))
+        _check(got == [group_size(cfg)], "protocol.lfc_group",
+               f"the group the programs multicast to ({', '.join(map(str, got))} ranks; "
+               "0: every node)", cfg.protocol.lfc_group)
+
+
+def _params(cfg, p):
+    pc = cfg.protocol
+    p[P_CREDITS] = pc.lfc_credits
+    p[P_LOW_WATER] = pc.lfc_low_water
+    p[P_UPDATE_OWED] = pc.lfc_update_owed
+    p[P_UPDATE_FLITS] = cfg.network.flits(UPDATE_BYTES)
+
+
+def _nic_queue(cfg) -> int:
+    """Packets one NI may have queued to transmit: a copy per child of each kept host packet
+    (the send pool) and of each packet received into its buffers, a credit update per other
+    NI."""
+    n, F = cfg.n_nodes, fanout(cfg)
+    return F * (cfg.network.nic_fifo_packets + n * cfg.protocol.lfc_credits) + 2 * n + 8
+
+
+def _proto_alive(cfg) -> int:
+    """Packets the protocol keeps or makes, alive at once, at most: per NI its kept host
+    packets and a copy per child, its received packets with a copy per child and one for the
+    host, its credit updates."""
+    n, c, F = cfg.n_nodes, cfg.protocol.lfc_credits, fanout(cfg)
+    return n * ((F + 1) * cfg.network.nic_fifo_packets + (F + 2) * n * c + 2 * n)
+
+
+def _nn_max(field):
+    return lambda batch, b: batch.S.nn[b, :, :, field].max(axis=1).astype(np.int64)
+
+
+def credit_problems(S, b, C: int) -> list[str]:
+    """Credits conserved for every pair x -> y, at any time between calls: x's credits for
+    y + x's copies to y that hold a credit and are not yet in y's buffers + buffers of x's
+    partition at y in use + owed to x by y + credits on their way back to x (updates and
+    piggybacked) == C; no partition above C; no NI holds fewer than 0 credits."""
+    nn = S.nn[b].astype(np.int64)
+    n = nn.shape[0]
+    total = nn[:, :, NN_CRED] + nn[:, :, NN_USED].T + nn[:, :, NN_OWED].T
+    alive = alive_packets(S, b)
+    pk, pf = S.pk[b], S.pk_pf[b]
+    kind, dnode, src = pk["kind"], pk["dnode"], pk["src"]
+    copy = (alive & (kind == D.PK_DATA) & (pf[:, PF_MASTER] > 0) & (pf[:, PF_HOST] == 0)
+            & (pf[:, PF_BLOCKED] == 0))
+    hop = pf[:, PF_HOP] - 1
+    np.add.at(total, (hop[copy], dnode[copy]), 1)                   # a credit x -> y in flight
+    np.add.at(total, (dnode[copy], hop[copy]), pf[copy, PF_CREDITS])  # credits y -> x back
+    upd = alive & (kind == D.PK_PROTO)
+    np.add.at(total, (dnode[upd], src[upd]), pk["aux"][upd])
+    out = []
+    off = ~np.eye(n, dtype=bool)
+    bad = off & (total != C)
+    if bad.any():
+        x, y = (int(v) for v in np.argwhere(bad)[0])
+        out.append(f"lfc: NI pair {x}->{y} accounts for {int(total[x, y])} credits, "
+                   f"{C} buffers are reserved for it")
+    if (nn[:, :, NN_USED] > C).any():
+        out.append(f"lfc: an NI holds more than {C} packets of one sender (buffer overrun)")
+    if (nn[:, :, NN_CRED] < 0).any():
+        out.append("lfc: an NI holds fewer than 0 credits")
+    return out
+
+
+def audit(batch, b) -> list[str]:
+    S = batch.S
+    out = credit_problems(S, b, batch.configs[b].protocol.lfc_credits)
+    nn = S.nn[b]
+    if (nn[:, :, NN_BQ_CNT] != 0).any() or (nn[:, :, NN_USED] != 0).any():
+        out.append("lfc: packets left in blocked-sends queues or NI buffers at the end")
+    if int(S.nic_kept[b].sum()):
+        out.append(f"lfc: {int(S.nic_kept[b].sum())} host packets still kept at the end")
+    sent, recvd = nn[:, :, NN_A_SENT], nn[:, :, NN_A_RECVD].T
+    if (sent != recvd).any():
+        out.append("lfc: an NI received fewer credit-holding packets than its sender sent")
+    return out
+
+
+def diagnose(batch, b) -> list[str]:
+    """Where a stuck LFC run waits: the NIs' non-empty blocked-sends queues with their credits
+    and the destination's buffers of that sender, and a cycle of NIs each waiting for credits
+    from the next (x -> y: x's queue to y is blocked, 0 credits), if there is one."""
+    from ..topology.deadlock import find_cycle
+    nn = batch.S.nn[b]
+    C = batch.configs[b].protocol.lfc_credits
+    q = np.argwhere(nn[:, :, NN_BQ_CNT] > 0)
+    if not len(q):
+        return ["lfc: no NI holds a blocked packet"]
+    desc = [f"NI {x} -> NI {y} ({int(nn[x, y, NN_BQ_CNT])} blocked, "
+            f"{int(nn[x, y, NN_CRED])} credits, {int(nn[y, x, NN_USED])}/{C} buffers)"
+            for x, y in q[:8].tolist()]
+    out = [f"lfc: {len(q)} blocked-sends queues: " + "; ".join(desc)
+           + (f" (+{len(q) - 8} more)" if len(q) > 8 else "")]
+    waits = q[nn[q[:, 0], q[:, 1], NN_CRED] == 0]
+    cycle = find_cycle(waits.astype(np.int64))
+    if cycle:
+        out.append("lfc: NIs waiting for each other's credits: "
+                   + " -> ".join(f"NI {n}" for n in cycle + cycle[:1]))
+    return out
+
+
+_DECLARES = (
+    Param("lfc_credits", "int", 8, 1, 4096, "buffers",
+          note="NI receive buffers per sender = send credits per destination (seed 002: 8)"),
+    Param("lfc_low_water", "int", 0, 0, 4096, "credits",
+          note="a credit update goes when the sender holds at most this many (as the "
+               "receiver counts them) and credits are owed"),
+    Param("lfc_update_owed", "int", 0, 0, 4096, "credits",
+          note="a credit update also goes once this many are owed (0: off)"),
+    Param("lfc_poll_ns", "float", 1000.0, 0.0, 1e9, "ns",
+          note="NI processor: take a host packet from the send pool"),
+    Param("lfc_tx_ns", "float", 1000.0, 0.0, 1e9, "ns", note="NI processor: transmit a packet"),
+    Param("lfc_tx_ns_per_kb", "float", 6000.0, 0.0, 1e9, "ns",
+          note="NI processor: transmit, per KiB of packet"),
+    Param("lfc_rx_ns", "float", 5000.0, 0.0, 1e9, "ns", note="NI processor: receive a packet"),
+    Param("lfc_credit_ns", "float", 1000.0, 0.0, 1e9, "ns",
+          note="NI processor: send or take in a credit update"),
+    Param("lfc_fwd_ns", "float", 2000.0, 0.0, 1e9, "ns",
+          note="NI processor: a forwarding destination's send descriptor (multicast)"),
+    Param("lfc_tree", "str", "binomial", choices=TREE_KINDS,
+          note="each sender's multicast spanning tree (3.2, 4)"),
+    Param("lfc_tree_seed", "int", 0, 0, 2**31 - 1, note="random trees: the draw"),
+    Param("lfc_group", "int", 0, 0, 2**20, "nodes",
+          note="multicast group: nodes 0..lfc_group-1 (0: every node)"),
+)
+
+_OUTPUTS = {
+    "lfc_credit_updates": Output(("point", "node"), np.int64, "packets",
+                                 "LFC: credit updates each NI sent", node_counter(CN_UPDATES)),
+    "lfc_piggybacked": Output(("point", "node"), np.int64, "credits",
+                              "LFC: credits each NI returned piggybacked on data packets",
+                              node_counter(CN_PIGGY)),
+    "lfc_blocked": Output(("point", "node"), np.int64, "packets",
+                          "LFC: packets that waited in each NI's blocked-sends queues",
+                          node_counter(CN_BLOCKED)),
+    "lfc_max_partition": Output(("point", "node"), np.int64, "buffers",
+                                "LFC: the most buffers of one sender's partition in use at "
+                                "each NI", _nn_max(NN_MAX_USED)),
+}
+
+PROTOCOLS = (
+    Protocol("lfc", 11, hooks="extoll_vec.kernels.proto_lfc", mailbox="finite", multicast=True,
+             parameters=("mailbox_slots",) + tuple(d.name for d in _DECLARES),
+             declares=_DECLARES,
+             check_run=_check_run, node_fields=lambda cfg: NODE_FIELDS,
+             node_pair_fields=lambda cfg: NODE_PAIR_FIELDS, node_params=_node_params,
+             node_param_count=lambda cfg: NODE_PARAMS + cfg.n_nodes * (fanout(cfg) + 1),
+             nic_queue=_nic_queue, check_program=_check_program,
+             proto_alive=_proto_alive,
+             host_queue=lambda cfg: cfg.n_nodes * cfg.protocol.lfc_credits + 8,
+             packet_fields=PACKET_FIELDS, params=_params, audit=audit, diagnose=diagnose,
+             outputs=_OUTPUTS),
+)

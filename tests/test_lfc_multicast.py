@@ -1,0 +1,140 @@
+"""Multicast (issue 27, seed 002 section 3.2): the programs' multicast op, its analysis and its
+refusal by protocols that do not multicast, and LFC's NI-level forwarding along each sender's
+spanning tree, hop by hop under the same credits as unicast."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from extoll_vec.config import from_dict
+from extoll_vec.engine import Batch
+from extoll_vec.errors import ConfigError
+from extoll_vec.examples import myrinet_testbed
+from extoll_vec.protocols.lfc import credit_problems
+from extoll_vec.protocols.lfc_trees import dependency_cycle, tree_parents
+from extoll_vec.workloads import ProgramBuilder, check_balanced, message_counts, max_outstanding
+from extoll_vec.workloads.program import sends
+
+from test_lfc import _cfg, _run
+
+
+def _bcast(pb, root, group, nbytes, times=1, blocking=True):
+    for _ in range(times):
+        pb.mcast(root, group, nbytes, blocking)
+        for m in range(group):
+            if m != root:
+                pb.recv(m, root, nbytes)
+    if not blocking:
+        pb.waitall(root)
+    return pb
+
+
+def test_a_multicast_counts_as_a_message_to_every_other_member():
+    pb = ProgramBuilder(6)
+    _bcast(pb, 2, 4, 100, times=3, blocking=False)
+    prog = pb.build("bcast")
+    check_balanced(prog)
+    src, dst, sent, recv, _ = message_counts(prog)
+    assert list(zip(src.tolist(), dst.tolist(), sent.tolist())) == [(2, 0, 3), (2, 1, 3),
+                                                                    (2, 3, 3)]
+    rank, to, nbytes, mult = sends(prog)
+    assert sorted(to.tolist()) == [0, 0, 0, 1, 1, 1, 3, 3, 3] and set(nbytes.tolist()) == {100}
+    assert max_outstanding(prog) == (1, 3)      # three multicasts posted: three descriptors
+    with pytest.raises(ValueError, match="the sender is not in its multicast group"):
+        ProgramBuilder(6).mcast(5, 4, 0).build()
+    with pytest.raises(ValueError, match="multicast group of 1 ranks"):
+        ProgramBuilder(6).mcast(0, 1, 0).build()
+    bad = ProgramBuilder(4)
+    bad.mcast(0, 4, 8).recv(1, 0, 8).recv(2, 0, 8)      # rank 3 posts no receive
+    with pytest.raises(ValueError, match="rank 0 sends 1 message.* to rank 3, which posts 0"):
+        check_balanced(bad.build())
+
+
+def test_a_protocol_that_does_not_multicast_refuses_the_program():
+    cfg = from_dict({"topology": {"kind": "mesh", "dims": [4]}, "mpi": {"ranks_per_node": 1},
+                     "workload": {"kind": "program", "ranks": 4},
+                     "protocol": {"name": "static", "mailbox_slots": 64}})
+    prog = _bcast(ProgramBuilder(4), 0, 4, 8).build()
+    with pytest.raises(ConfigError, match="protocol.name: got static; allowed: a protocol that "
+                                          "multicasts \\(lfc\\)"):
+        Batch([cfg], [prog])
+
+
+def test_the_group_must_be_the_tables_group():
+    cfg = _cfg(8, lfc_group=4)
+    with pytest.raises(ConfigError, match="protocol.lfc_group: got 4; allowed: the group"):
+        Batch([cfg], [_bcast(ProgramBuilder(8), 0, 8, 8).build()])
+
+
+def _member_times(cfg, nbytes=0):
+    res = _run(cfg, lambda pb: _bcast(pb, 0, cfg.n_ranks, nbytes))
+    return [round(t * 1000) for t in res["rank_time_us"][0]]
+
+
+@pytest.mark.parametrize("field,steps", [
+    # binomial on 4 NIs of one switch, root 0: children 2 (subtree {2, 3}) then 1; 2 -> 3.
+    # Per member, how often the added cost lies on its packet's path:
+    ("lfc_fwd_ns", [0, 2, 1, 2]),    # the root's descriptor for 2, then for 1; 2's for 3
+    ("lfc_tx_ns", [0, 2, 1, 2]),     # the root's transmit to 2, then to 1; 2's to 3
+    ("lfc_rx_ns", [0, 1, 1, 2]),     # received once at 1 and 2, twice on the way to 3
+    ("lfc_poll_ns", [0, 1, 1, 1])])  # the root polls its host's packet once
+def test_forwarding_follows_the_tree_one_step_at_a_time(field, steps):
+    base = _cfg(4)
+    delta = 101.0
+    more = base.replace(**{f"protocol.{field}": getattr(base.protocol, field) + delta})
+    grown = np.subtract(_member_times(more), _member_times(base))
+    assert grown[1:].tolist() == [delta * k for k in steps[1:]]
+
+
+def test_a_blast_reaches_every_member_in_order_with_credits_conserved():
+    cfg = _cfg(8, credits=2)
+    res = _run(cfg, lambda pb: _bcast(pb, 3, 8, 5000, times=6, blocking=False), chunk=500)
+    assert res["messages_received"][0].tolist() == [6] * 3 + [0] + [6] * 4
+    assert res["lfc_blocked"][0].sum() > 0          # two credits: forwards wait for updates
+
+
+def _all_multicast(pb, group, nbytes, times):
+    for r in range(group):
+        for s in range(group):
+            if s != r:
+                for _ in range(times):
+                    pb.irecv(r, s, nbytes)
+    for r in range(group):
+        for _ in range(times):
+            pb.mcast(r, group, nbytes, blocking=False)
+        pb.waitall(r)
+    return pb
+
+
+@st.composite
+def trees_and_traffic(draw):
+    n = draw(st.sampled_from([4, 8]))
+    kind = draw(st.sampled_from(["binomial", "binary", "chain", "random"]))
+    seed = draw(st.integers(0, 50))
+    group = draw(st.integers(2, n))
+    credits = draw(st.integers(1, 4))
+    packet = draw(st.sampled_from([256, 1024]))
+    nbytes = draw(st.sampled_from([0, 300, 2500]))
+    trees = {s: tree_parents(kind, range(group), s, seed=seed, n_nodes=n) for s in range(group)}
+    everyone = dependency_cycle(trees) is None and draw(st.booleans())
+    return _cfg(n, credits, packet, lfc_tree=kind, lfc_tree_seed=seed, lfc_group=group,
+                mailbox_slots=draw(st.sampled_from([2, 256]))), group, nbytes, everyone
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trees_and_traffic())
+def test_any_tree_delivers_every_packet_once_in_order(sc):
+    """Any tree, one sender; every member at once on trees whose NI-buffer dependencies are
+    acyclic (lfc_trees.dependency_cycle): every member gets every packet once, in order (the
+    core's check), the credit sums are exact between chunks, no partition overruns."""
+    cfg, group, nbytes, everyone = sc
+    if everyone:
+        res = _run(cfg, lambda pb: _all_multicast(pb, group, nbytes, 2), chunk=400)
+        want = [2 * (group - 1) if r < group else 0 for r in range(cfg.n_ranks)]
+    else:
+        res = _run(cfg, lambda pb: _bcast(pb, group - 1, group, nbytes, times=3), chunk=400)
+        want = [3 if r < group - 1 else 0 for r in range(cfg.n_ranks)]
+    assert res["messages_received"][0].tolist() == want
+    assert res["lfc_max_partition"][0].max() <= cfg.protocol.lfc_credits
