@@ -31,7 +31,9 @@ from .protocols.registry import declared_params
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
 WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
-             "program", "shift", "pairwise", "latency", "bandwidth", "nas")
+             "program", "shift", "pairwise", "latency", "bandwidth", "nas", "mcast_latency",
+             "mcast_blast", "mcast_alltoall")
+MULTICAST_WORKLOADS = ("mcast_latency", "mcast_blast", "mcast_alltoall")
 SYNTHETIC = ("permutation", "uniform", "shift", "pairwise")   # network-only traffic, no ranks
 # VCs each dragonfly routing needs with its layered assignment (kernels/routing.py docstring)
 ADAPTIVE_VCS = {"valiant": 3, "ugal": 3, "par": 4}
@@ -538,7 +540,9 @@ class WorkloadConfig(_Section):
     each run a non-optimized alltoall; the other ranks wait in a barrier (groups 1, group_size g
     with 16 ranks per node is the paper's LiMIC test, 7.2: 16/g of the destinations on the
     node). multiphase (7.3): `iterations` alltoalls over ranks [0, n) per n in `phases` (empty:
-    ranks x (1, 1/4, 1/2, 1, 1/2, 1/4, 1)), a barrier of all ranks after each. imb (7.4): the
+    ranks x (1, 1/4, 1/2, 1, 1/2, 1/4, 1)), a barrier of all ranks after each. mcast_latency,
+    mcast_blast, mcast_alltoall (seed 002): multicasts to the group of ranks 0..group_size-1
+    (0: every rank), workloads/multicast.py. imb (7.4): the
     Intel MPI Benchmark `benchmark` over all ranks, `message_bytes` x `iterations`.
     `warmup` iterations run first, untimed and followed by a barrier of all ranks (IMB's warm-up;
     the paper averages many repetitions, which hides that the dynamic protocol starts every
@@ -602,8 +606,13 @@ class WorkloadConfig(_Section):
             _check(all(2 <= n <= self.ranks for n in self.phases), f"{pre}.phases",
                    f"ranks per phase in 2..ranks ({self.ranks}); empty = the paper's phases",
                    list(self.phases))
-        if self.kind in ("imb", "latency", "bandwidth"):
+        if self.kind in ("imb", "latency", "bandwidth") + MULTICAST_WORKLOADS:
             _check(self.ranks >= 2, f"{pre}.ranks", f"integer >= 2 for {self.kind}", self.ranks)
+        if self.kind in MULTICAST_WORKLOADS or self.kind == "program":
+            # the multicast group, ranks 0..group_size-1 (0: every rank)
+            _check(self.group_size == 0 or 2 <= self.group_size <= self.ranks,
+                   f"{pre}.group_size", f"0 (every rank) or 2..{self.ranks} (the ranks)",
+                   self.group_size)
         for name, kind in (("window", "bandwidth"), ("blocking", "bandwidth"),
                            ("nas", "nas"), ("nas_iterations", "nas"), ("compute_scale", "nas")):
             default = WorkloadConfig.__dataclass_fields__[name].default

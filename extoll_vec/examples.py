@@ -198,6 +198,33 @@ def lfc_unicast() -> RunConfig:
     return from_dict(d)
 
 
+def _lfc(kind: str, group: int, nbytes: int, iterations: int = 1, warmup: int = 0,
+         tree: str = "binomial") -> RunConfig:
+    d = myrinet_testbed()
+    d["protocol"]["lfc_tree"] = tree
+    d["workload"] = {"kind": kind, "ranks": 64, "group_size": group, "message_bytes": nbytes,
+                     "iterations": iterations, "warmup": warmup}
+    return from_dict(d)
+
+
+@_example("lfc-latency")
+def lfc_latency() -> RunConfig:
+    """Seed 002's Figure 4 (top): an empty multicast from node 0 to 61 nodes, binomial tree."""
+    return _lfc("mcast_latency", 61, 0, warmup=2)
+
+
+@_example("lfc-blast")
+def lfc_blast() -> RunConfig:
+    """Seed 002's Figure 4 (bottom): node 0 multicasts 32 x 16 KB to 61 nodes, binomial."""
+    return _lfc("mcast_blast", 61, 16384, iterations=32, warmup=1)
+
+
+@_example("lfc-alltoall")
+def lfc_alltoall() -> RunConfig:
+    """Seed 002's Figure 6 (right) at reduced scale: 16 nodes each multicast 4 x 4 KB."""
+    return _lfc("mcast_alltoall", 16, 4096, iterations=4)
+
+
 # Model variants: parameter sets that replace calibrated defaults together, each fitted by
 # analysis/calibration.py to the same two reference times as the defaults (docs/calibration.md).
 # A sweep spec names one with `base: {variant: NAME}`; the benchmarks take --variant NAME.

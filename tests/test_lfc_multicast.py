@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from extoll_vec.config import from_dict
 from extoll_vec.engine import Batch
 from extoll_vec.errors import ConfigError
-from extoll_vec.examples import myrinet_testbed
+from extoll_vec.examples import get_example, myrinet_testbed
 from extoll_vec.protocols.lfc import credit_problems
 from extoll_vec.protocols.lfc_trees import dependency_cycle, tree_parents
 from extoll_vec.workloads import ProgramBuilder, check_balanced, message_counts, max_outstanding
@@ -63,8 +63,8 @@ def test_a_protocol_that_does_not_multicast_refuses_the_program():
 
 
 def test_the_group_must_be_the_tables_group():
-    cfg = _cfg(8, lfc_group=4)
-    with pytest.raises(ConfigError, match="protocol.lfc_group: got 4; allowed: the group"):
+    cfg = _cfg(8).replace(**{"workload.group_size": 4})
+    with pytest.raises(ConfigError, match="workload.group_size: got 4; allowed: the group"):
         Batch([cfg], [_bcast(ProgramBuilder(8), 0, 8, 8).build()])
 
 
@@ -119,8 +119,9 @@ def trees_and_traffic(draw):
     nbytes = draw(st.sampled_from([0, 300, 2500]))
     trees = {s: tree_parents(kind, range(group), s, seed=seed, n_nodes=n) for s in range(group)}
     everyone = dependency_cycle(trees) is None and draw(st.booleans())
-    return _cfg(n, credits, packet, lfc_tree=kind, lfc_tree_seed=seed, lfc_group=group,
-                mailbox_slots=draw(st.sampled_from([2, 256]))), group, nbytes, everyone
+    cfg = _cfg(n, credits, packet, lfc_tree=kind, lfc_tree_seed=seed,
+               mailbox_slots=draw(st.sampled_from([2, 256])))
+    return cfg.replace(**{"workload.group_size": group}), group, nbytes, everyone
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -138,3 +139,29 @@ def test_any_tree_delivers_every_packet_once_in_order(sc):
         want = [3 if r < group - 1 else 0 for r in range(cfg.n_ranks)]
     assert res["messages_received"][0].tolist() == want
     assert res["lfc_max_partition"][0].max() <= cfg.protocol.lfc_credits
+
+
+@pytest.mark.parametrize("name", ["lfc-latency", "lfc-blast", "lfc-alltoall"])
+def test_the_multicast_benchmarks_run_and_time_what_they_say(name):
+    """The workloads of section 5 (workloads/multicast.py): marks where the readings put them,
+    every member served, the paper's order of magnitude (costs not yet calibrated)."""
+    cfg = get_example(name)
+    P, w = cfg.workload.group_size, cfg.workload
+    b = Batch([cfg])
+    b.run()
+    res = b.results()
+    marks = res["mark_time_us"][0]
+    got = res["messages_received"][0]
+    if name == "lfc-latency":
+        # the multicasts and the warm-ups' barriers (the same messages at every member)
+        assert len(set(got[1:P].tolist())) == 1 and got[1] > w.warmup and not got[P:].any()
+        latency = np.nanmax(marks[1:P, 1]) - marks[0, 0]
+        assert 10 < latency < 200
+    elif name == "lfc-blast":
+        assert got[1:P].tolist() == [w.warmup + w.iterations] * (P - 1)
+        assert got[0] == 2 * (P - 1)                     # the acknowledgements
+        mbs = w.iterations * w.message_bytes / (marks[0, 1] - marks[0, 0])
+        assert 1 < mbs < 160
+    else:
+        assert got[:P].tolist() == [w.iterations * (P - 1)] * P
+        assert np.all(marks[:P, 1] > marks[:P, 0])

@@ -94,9 +94,6 @@ def _check_run(cfg):
            cfg.mpi.eager_threshold)
     _check(not cfg.mpi.limic, "mpi.limic", "false under lfc (one process per node)",
            cfg.mpi.limic)
-    g = cfg.protocol.lfc_group
-    _check(g == 0 or 2 <= g <= cfg.n_nodes, "protocol.lfc_group",
-           f"0 (every node) or 2..{cfg.n_nodes} (the nodes)", g)
 
 
 def _cycles(ns, cfg):
@@ -105,8 +102,9 @@ def _cycles(ns, cfg):
 
 
 def group_size(cfg) -> int:
-    """Members of the multicast group: nodes 0..P-1 (the paper's 4 to 61 of 64 processors)."""
-    return cfg.protocol.lfc_group or cfg.n_nodes
+    """Members of the multicast group: nodes 0..P-1 (the paper's 4 to 61 of 64 processors),
+    workload.group_size (0: every node; one process per node)."""
+    return cfg.workload.group_size or cfg.n_nodes
 
 
 @functools.lru_cache(maxsize=64)
@@ -156,9 +154,9 @@ def _check_program(cfg, prog) -> None:
     rows = np.isin(prog.ops[:, 0], (D.OP_MCAST, D.OP_IMCAST))
     if rows.any():
         got = sorted(set(prog.ops[rows, 1].tolist()))
-        _check(got == [group_size(cfg)], "protocol.lfc_group",
+        _check(got == [group_size(cfg)], "workload.group_size",
                f"the group the programs multicast to ({', '.join(map(str, got))} ranks; "
-               "0: every node)", cfg.protocol.lfc_group)
+               "0: every rank)", cfg.workload.group_size)
 
 
 def _params(cfg, p):
@@ -279,8 +277,6 @@ _DECLARES = (
     Param("lfc_tree", "str", "binomial", choices=TREE_KINDS,
           note="each sender's multicast spanning tree (3.2, 4)"),
     Param("lfc_tree_seed", "int", 0, 0, 2**31 - 1, note="random trees: the draw"),
-    Param("lfc_group", "int", 0, 0, 2**20, "nodes",
-          note="multicast group: nodes 0..lfc_group-1 (0: every node)"),
 )
 
 _OUTPUTS = {

@@ -11,6 +11,7 @@ from ..config import RunConfig
 from ..errors import ConfigError
 from .ib_micro import bandwidth_program, latency_program
 from .imb import imb_program
+from .multicast import mcast_alltoall, mcast_blast, mcast_latency
 from .multiphase import multiphase
 from .nas import nas_program
 from .patterns import alltoall_groups, multi_pingpong
@@ -77,6 +78,12 @@ def build_program(cfg: RunConfig) -> Program:
     if w.kind == "bandwidth":
         return bandwidth_program(w.ranks, w.message_bytes, w.window, w.iterations, w.blocking,
                                  w.warmup)
+    if w.kind == "mcast_latency":
+        return mcast_latency(w.ranks, w.group_size, w.message_bytes, w.warmup)
+    if w.kind == "mcast_blast":
+        return mcast_blast(w.ranks, w.group_size, w.message_bytes, w.iterations, w.warmup)
+    if w.kind == "mcast_alltoall":
+        return mcast_alltoall(w.ranks, w.group_size, w.message_bytes, w.iterations)
     if w.kind == "nas":
         return nas_program(w.nas, w.ranks, w.nas_iterations or None, w.compute_scale)
     raise ConfigError("workload.kind", f"{w.kind!r} programs are written in Python "
