@@ -38,7 +38,7 @@ from record import add_option, save
 KINDS = {dt.EV_ARB: "arbitrate", dt.EV_CREDIT: "link credit", dt.EV_NIC_TX: "NIC inject",
          dt.EV_NIC_CREDIT: "NIC inj. credit", dt.EV_EJ_CREDIT: "eject credit",
          dt.EV_NIC_RX: "NIC receive", dt.EV_NIC_DRAIN: "NIC drain", dt.EV_SAMPLE: "sample end",
-         dt.EV_HOST_DMA: "host DMA", dt.EV_PROTO_TIMER: "protocol timer",
+         dt.EV_HOST_DMA: "host DMA", dt.EV_NIC_POLL: "NIC poll", dt.EV_PROTO_TIMER: "protocol timer",
          dt.PROF_RANK_RETRIEVE: "rank: retrieve", dt.PROF_RANK_WRITE: "rank: write",
          dt.PROF_RANK_IDLE: "rank: idle", dt.PROF_RANK_OTHER: "rank: program"}
 NETWORK = (dt.EV_ARB, dt.EV_CREDIT, dt.EV_NIC_TX, dt.EV_NIC_CREDIT, dt.EV_EJ_CREDIT)

@@ -89,7 +89,8 @@ PROF_RANK_IDLE = 13       # found nothing to do and went idle (or waits)
 PROF_RANK_OTHER = 14      # ran its program (posted a send or receive, computed, ...)
 EV_SAMPLE = 15            # the end of a measurement window (workload.sample_cycles)
 EV_HOST_DMA = 16          # the node's DMA engine to host memory (kernels/nic.py host_dma): a = node
-N_PROF = 17               # rows of the profile array: event kinds and the turn classes above
+EV_NIC_POLL = 17          # a polling NIC's processor looks at its FIFO (H_NIC_POLL): a = node
+N_PROF = 18               # rows of the profile array: event kinds and the turn classes above
 
 # ---- why a rank is not running -----------------------------------------------------------------
 W_NONE = 0        # running (an EV_RANK is scheduled)
@@ -131,6 +132,8 @@ H_ROUTER = 4          # router_on_forward
 H_TIMER = 8           # on_timer
 H_NIC_SENT = 16       # nic_on_sent
 H_NIC_HOST = 32       # nic_on_host
+H_NIC_POLL = 64       # the protocol's NIC takes every FIFO packet itself (Protocol.nic_polls):
+                      # nic_may_inject is asked whenever the NIC runs, whatever its link does
 # nic_may_inject results: 0 inject now, t > now retry at t (throttle), INJ_HOLD wait for the
 # protocol to wake the NIC (common.request_tx)
 INJ_HOLD = -1

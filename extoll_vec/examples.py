@@ -185,8 +185,25 @@ def myrinet_testbed(credits: int = 8, packet_bytes: int = 1024) -> dict:
                  "copy_ns_per_kb": 5000.0, "match_ns": 1000.0, "credit_ns": 0.0},
         "mpi": {"ranks_per_node": 1, "velo_payload": packet_bytes, "header_bytes": 0,
                 "eager_threshold": 2**24 - 1, "limic": False},
-        "protocol": {"name": "lfc", "lfc_credits": credits, "mailbox_slots": 256},
+        "protocol": {"name": "lfc", "lfc_credits": credits, "mailbox_slots": 256,
+                     **lfc_ni_costs()},
     }
+
+
+# Seed 002's NI processor (gap G11): its per-packet steps in chosen ratios (ns at scale 1: a
+# receive step inspects, accounts and starts the host DMA, five times a send of an empty
+# packet; a forwarding descriptor twice), one scale lambda on them and the transmit cost per
+# KiB beta, both fitted by analysis/calibration_lfc.py (lambda on the 61-node multicast
+# latency, 59 us; beta on the 61-node peak throughput, 13.3 MB/s)
+LFC_STEPS = {"lfc_poll_ns": 1000.0, "lfc_tx_ns": 1000.0, "lfc_rx_ns": 5000.0,
+             "lfc_fwd_ns": 2000.0, "lfc_credit_ns": 1000.0}
+LFC_LAMBDA = 1.125
+LFC_BETA = 8850.0
+
+
+def lfc_ni_costs(lam: float = LFC_LAMBDA, beta: float = LFC_BETA) -> dict:
+    """The protocol section's NI costs for a scale lambda and a per-KiB cost beta (ns)."""
+    return {**{k: round(lam * v, 3) for k, v in LFC_STEPS.items()}, "lfc_tx_ns_per_kb": beta}
 
 
 @_example("lfc-unicast")
@@ -198,8 +215,9 @@ def lfc_unicast() -> RunConfig:
     return from_dict(d)
 
 
-def _lfc(kind: str, group: int, nbytes: int, iterations: int = 1, warmup: int = 0,
-         tree: str = "binomial") -> RunConfig:
+def lfc_workload(kind: str, group: int, nbytes: int, iterations: int = 1, warmup: int = 0,
+                 tree: str = "binomial") -> RunConfig:
+    """A multicast benchmark (workloads/multicast.py) on seed 002's testbed, nodes 0..group-1."""
     d = myrinet_testbed()
     d["protocol"]["lfc_tree"] = tree
     d["workload"] = {"kind": kind, "ranks": 64, "group_size": group, "message_bytes": nbytes,
@@ -210,19 +228,19 @@ def _lfc(kind: str, group: int, nbytes: int, iterations: int = 1, warmup: int = 
 @_example("lfc-latency")
 def lfc_latency() -> RunConfig:
     """Seed 002's Figure 4 (top): an empty multicast from node 0 to 61 nodes, binomial tree."""
-    return _lfc("mcast_latency", 61, 0, warmup=2)
+    return lfc_workload("mcast_latency", 61, 0, warmup=2)
 
 
 @_example("lfc-blast")
 def lfc_blast() -> RunConfig:
     """Seed 002's Figure 4 (bottom): node 0 multicasts 32 x 16 KB to 61 nodes, binomial."""
-    return _lfc("mcast_blast", 61, 16384, iterations=32, warmup=1)
+    return lfc_workload("mcast_blast", 61, 16384, iterations=32, warmup=1)
 
 
 @_example("lfc-alltoall")
 def lfc_alltoall() -> RunConfig:
     """Seed 002's Figure 6 (right) at reduced scale: 16 nodes each multicast 4 x 4 KB."""
-    return _lfc("mcast_alltoall", 16, 4096, iterations=4)
+    return lfc_workload("mcast_alltoall", 16, 4096, iterations=4)
 
 
 # Model variants: parameter sets that replace calibrated defaults together, each fitted by

@@ -5,7 +5,8 @@ import numpy as np
 
 from extoll_vec import formulas
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, ERR_QUEUE, EV_HOST_DMA, EV_NIC_DRAIN,
-                               EV_NIC_TX, EV_PROTO_TIMER, EV_RANK, P_DMA_SETUP, P_FLIT_BYTES,
+                               EV_NIC_POLL, EV_NIC_TX, EV_PROTO_TIMER, EV_RANK, H_NIC_POLL, P_DMA_SETUP,
+                               P_FLIT_BYTES, P_HOOKS,
                                P_MPI_HDR, P_NIC_FIFO, P_PCI_FP, P_PKT_OVERHEAD, P_SYNTH, P_VELO_PAYLOAD, PCI_FRAC_BITS,
                                PK_PROTO, W_NIC)
 from extoll_vec.kernels.jit import inner
@@ -114,7 +115,10 @@ def nic_push(S, par, b, node, h, now):
     Q = S.nq.shape[2]
     S.nq[b, node, (S.nq_head[b, node] + S.nq_cnt[b, node]) % Q] = h
     S.nq_cnt[b, node] += 1
-    request_tx(S, b, node, max(now, S.nic_busy[b, node]))
+    if par[b, P_HOOKS] & H_NIC_POLL:   # its processor looks now, whatever its link does
+        request_poll(S, b, node, now)
+    else:
+        request_tx(S, b, node, max(now, S.nic_busy[b, node]))
 
 
 @inner
@@ -123,6 +127,15 @@ def request_tx(S, b, node, t):
     if S.nic_txt[b, node] != t:
         S.nic_txt[b, node] = t
         schedule(S, b, t, EV_NIC_TX, node, 0, 0)
+
+
+@inner
+def request_poll(S, b, node, t):
+    """Ask a polling NIC's processor to look at its FIFO at cycle t (Protocol.nic_polls),
+    unless it will look earlier anyway (each look asks for the next one it needs)."""
+    if S.nic_pollt[b, node] < 0 or t < S.nic_pollt[b, node]:
+        S.nic_pollt[b, node] = t
+        schedule(S, b, t, EV_NIC_POLL, node, 0, 0)
 
 
 @inner

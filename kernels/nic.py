@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, EJ_KEPT, INJ_TAKEN, ERR_BUFFER_OVERFLOW, ERR_INVARIANT,
-                               ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN, H_NIC_EJECT, H_NIC_HOST, H_NIC_INJECT, H_NIC_SENT,
+                               ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN, H_NIC_EJECT, H_NIC_HOST, H_NIC_INJECT, H_NIC_POLL, H_NIC_SENT,
                                P_HOOKS, EV_HOST_DMA, EV_NIC_TX, P_DMA, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, PK_CTRL, PK_DATA, PK_REPLY, PK_RMA_DATA, PK_RMA_GET,
@@ -31,7 +31,7 @@ from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, EJ_KEPT, INJ_TAKEN, ERR_BUFFE
                                P_CHUNK, P_CONV_TOL, P_RNDV_WRITE, P_ROUTER, P_SAMPLE, ROUTER_VOQ, SINK_FRAC_BITS,
                                TOL_FRAC_BITS, CV_CONVERGED, CV_END, CV_PREV, CV_START,
                                CV_SAMPLES)
-from extoll_vec.kernels.common import (dma_start, flits_of, nic_full, nic_push, nic_release_one, pk_free, pk_new,
+from extoll_vec.kernels.common import (dma_start, flits_of, nic_full, request_poll, nic_push, nic_release_one, pk_free, pk_new,
                                       progress, request_tx, wake_rank, splitmix64)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels import rendezvous as rndv
@@ -66,12 +66,31 @@ def _fin_waits(S, b, n):
 
 
 @inner
+def nic_poll(S, T, par, b, n, now):
+    """EV_NIC_POLL: a protocol that takes every FIFO packet (Protocol.nic_polls) looks at the
+    head when its processor polls, whatever the link does: it takes it (INJ_TAKEN) or says
+    when to look again. Its link (nic_tx) then only sends the protocol queue and RMA."""
+    if S.nic_pollt[b, n] == now:
+        S.nic_pollt[b, n] = -1
+    Q = S.nq.shape[2]
+    while S.nq_cnt[b, n] > 0:
+        t = flowctl.nic_may_inject(S, T, par, b, n, S.nq[b, n, S.nq_head[b, n]], now)
+        if t != INJ_TAKEN:
+            if t > now:
+                request_poll(S, b, n, t)
+            return
+        S.nq_head[b, n] = (S.nq_head[b, n] + 1) % Q
+        S.nq_cnt[b, n] -= 1
+
+
+@inner
 def nic_tx(S, T, par, b, n, now):
     if S.nic_busy[b, n] > now:
         request_tx(S, b, n, S.nic_busy[b, n])
         return
     hooks = par[b, P_HOOKS]
-    has_pio = S.nq_cnt[b, n] > 0 and not _fin_waits(S, b, n)
+    polls = hooks & H_NIC_POLL   # a polling NIC's processor takes the FIFO's packets itself
+    has_pio = S.nq_cnt[b, n] > 0 and polls == 0 and not _fin_waits(S, b, n)
     has_rma = S.rq_cnt[b, n] > 0
     # a protocol's own packets (common.proto_send) go first: they return credits or answer,
     # and nic_may_inject never holds them
@@ -154,7 +173,7 @@ def nic_tx(S, T, par, b, n, now):
     # rate is the slower (network.nic_packet_ns), when its engine is ready again
     busy = now + max(L, par[b, P_NIC_GAP])
     S.nic_busy[b, n] = busy
-    if S.nq_cnt[b, n] > 0 or S.rq_cnt[b, n] > 0 or S.pq_cnt[b, n] > 0:
+    if (S.nq_cnt[b, n] > 0 and polls == 0) or S.rq_cnt[b, n] > 0 or S.pq_cnt[b, n] > 0:
         request_tx(S, b, n, busy)
     if par[b, P_ROUTER] != ROUTER_VOQ:
         iq_accept(S, T, par, b, T.node_router[n], T.node_port[n], 0, h, now)

@@ -13,7 +13,7 @@ from numba.extending import intrinsic
 from extoll_vec.dtypes import (CV_END, CV_PREV, CV_START, ERR_DEADLOCK, ERR_MAX_CYCLES,
                                ERR_NO_PROGRESS, EV_ARB, EV_CREDIT, EV_PROTO_TIMER, EV_EJ_CREDIT,
                                EV_GEN, EV_NIC_CREDIT, EV_NIC_DRAIN, EV_NIC_RX, EV_NIC_TX, EV_RANK,
-                               EV_HOST_DMA, EV_SAMPLE, P_DRAIN, P_MAX_CYCLES, P_MEASURE, P_NO_PROGRESS,
+                               EV_HOST_DMA, EV_NIC_POLL, EV_SAMPLE, P_DRAIN, P_MAX_CYCLES, P_MEASURE, P_NO_PROGRESS,
                                P_ROUTER, P_SYNTH, P_WARMUP, P_SAMPLE,
                                PROF_RANK_IDLE, PROF_RANK_OTHER, PROF_RANK_RETRIEVE,
                                PROF_RANK_WRITE, ROUTER_VOQ)
@@ -22,7 +22,7 @@ from extoll_vec.kernels.host import rank_step
 from extoll_vec.kernels.jit import entry, inner
 from extoll_vec.kernels.network import arbitrate, credit_arrived
 from extoll_vec.kernels.router_iq import iq_event
-from extoll_vec.kernels.nic import (host_dma, next_gap, nic_drain, nic_rx, nic_tx, on_ej_credit, on_gen,
+from extoll_vec.kernels.nic import (host_dma, next_gap, nic_drain, nic_poll, nic_rx, nic_tx, on_ej_credit, on_gen,
                                    on_sample)
 from extoll_vec.kernels.wheel import next_time, pending, pop_at, pull_far, release, schedule
 
@@ -93,6 +93,8 @@ def _dispatch(S, T, par, ops, b, k, a, bb, c, now):
         on_sample(S, par, b, now)
     elif k == EV_HOST_DMA:
         host_dma(S, T, par, b, a, now)
+    elif k == EV_NIC_POLL:
+        nic_poll(S, T, par, b, a, now)
 
 
 @intrinsic

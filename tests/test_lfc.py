@@ -73,10 +73,13 @@ def test_a_credit_update_costs_its_round_trip_when_one_credit_is_all():
 
 
 def test_credits_ride_back_on_packets_of_the_other_direction():
-    res = _run(_cfg(credits=2), lambda pb: (pb.isend(0, 1, 4096).isend(1, 0, 4096)
-                                            .recv(0, 1, 4096).recv(1, 0, 4096)
-                                            .waitall(0).waitall(1)))
-    assert res["lfc_piggybacked"][0].sum() > 0
+    """8 packets with 8 credits: the receiver sends one update when the eighth arrives (the
+    sender is then out, as it counts), with every credit freed so far; the eighth packet's
+    own buffer frees after that and its credit rides on the reply."""
+    res = _run(_cfg(credits=8), lambda pb: (pb.send(0, 1, 8192).recv(0, 1, 1024)
+                                            .recv(1, 0, 8192).send(1, 0, 1024)))
+    assert res["lfc_credit_updates"][0, 1] == 1
+    assert res["lfc_piggybacked"][0, 1] >= 1
 
 
 def test_a_receiver_that_posts_no_buffer_stalls_its_senders_and_loses_nothing():

@@ -188,6 +188,8 @@ def state_sizes(configs: Sequence[RunConfig], topo, figs: Sequence[ProgramFigure
     sizes["HQ"] = max(1, sizes.pop("HQ0"))
     if sizes["HQ"] > 1:
         sizes["E"] += 2 * N
+    if any(protocol(c.protocol.name).nic_polls for c in configs):
+        sizes["E"] += 2 * N   # EV_NIC_POLL: the earliest pending and one superseded
     return sizes
 
 

@@ -295,6 +295,7 @@ _OUTPUTS = {
 
 PROTOCOLS = (
     Protocol("lfc", 11, hooks="extoll_vec.kernels.proto_lfc", mailbox="finite", multicast=True,
+             nic_polls=True,
              parameters=("mailbox_slots",) + tuple(d.name for d in _DECLARES),
              declares=_DECLARES,
              check_run=_check_run, node_fields=lambda cfg: NODE_FIELDS,

@@ -134,6 +134,9 @@ class Protocol:
     timers_alive: Callable = _zero     # cfg -> its protocol timers (common.proto_timer) pending
                               # at once beyond one per node, at most: the event pool's share
     multicast: bool = False   # accepts the multicast ops (workloads' OP_MCAST, OP_IMCAST)
+    nic_polls: bool = False   # its NIC's processor takes every packet of the FIFO (INJ_TAKEN)
+                              # as it polls, not when the link is free (seed 002's LANai: the
+                              # send DMA engine moves the bytes while the processor goes on)
     diagnose: Callable | None = None   # diagnose(batch, b) -> lines on where a stuck member's
                               # protocol waits (its queues and credits), for describe_error
     check_program: Callable | None = None  # check_program(cfg, program): what the protocol
@@ -220,7 +223,8 @@ def _defines(p: Protocol, hook: str) -> bool:
 
 def hook_mask(p: Protocol) -> int:
     """par[P_HOOKS] of a member running p."""
-    return sum(bit for hook, bit in HOOK_BITS.items() if _defines(p, hook))
+    return (sum(bit for hook, bit in HOOK_BITS.items() if _defines(p, hook))
+            | (D.H_NIC_POLL if p.nic_polls else 0))
 
 
 def dispatch_source() -> str:
