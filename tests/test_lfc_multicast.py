@@ -165,3 +165,26 @@ def test_the_multicast_benchmarks_run_and_time_what_they_say(name):
     else:
         assert got[:P].tolist() == [w.iterations * (P - 1)] * P
         assert np.all(marks[:P, 1] > marks[:P, 0])
+
+
+def test_a_chain_under_all_to_all_deadlocks_and_the_error_names_the_ni_cycle():
+    """Negative control of section 4's premise (no recovery yet): with every NI's buffers split
+    per sender, chain trees make NI i wait for i+1's buffers, all around (lfc_trees'
+    dependency check finds the cycle); every member multicasting at once fills them and the
+    run stops, naming the blocked queues and the cycle. The same traffic on binomial trees,
+    whose dependencies are acyclic, completes."""
+    from extoll_vec.errors import SimulationError
+
+    def run(tree):
+        cfg = _cfg(8, 1, 1024, lfc_tree=tree)
+        b = Batch([cfg], [_all_multicast(ProgramBuilder(8), 8, 4096, 4).build()])
+        b.run()
+        return b.results()
+    with pytest.raises(SimulationError) as err:
+        run("chain")
+    text = str(err.value)
+    assert "deadlock" in text and "lfc: 8 blocked-sends queues: NI 0 -> NI 1 (" in text
+    assert "0 credits, 1/1 buffers" in text
+    assert ("NIs waiting for each other's credits: NI 0 -> NI 1 -> NI 2 -> NI 3 -> NI 4 -> "
+            "NI 5 -> NI 6 -> NI 7 -> NI 0") in text
+    assert run("binomial")["messages_received"][0].tolist() == [28] * 8
