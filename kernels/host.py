@@ -429,7 +429,6 @@ def _retrieve(S, T, par, b, r, now):
     return cost
 
 
-
 # ---------------------------------------------------------------- the CPU's turn
 @inner
 def _busy(S, b, r, t):

@@ -15,7 +15,8 @@ With a DMA stage (network.pci_mb_s, seed 002's PCI bus) the head packet then cro
 into the free slot before it leaves the buffer; packets a protocol kept reach their host
 through host_dma's queue instead (common.to_host), sharing the bus.
 
-Shapes: nq int32 [B, N, FQ] (+ nq_head, nq_cnt [B, N]); nic_busy int64 [B, N]; nic_cr, nic_rr int32
+Shapes: nq int32 [B, N, FQ] (+ nq_head, nq_cnt [B, N]); nic_busy, nic_cpu, pci_free int64 [B, N];
+hq int32 [B, N, HQ] (+ hq_head, hq_cnt, hq_done, hq_blk [B, N]); nic_cr, nic_rr int32
 [B, N]; ej_q int32 [B, N, EQ] (+ ej_head, ej_cnt, ej_flits, ej_blk [B, N]); rq int32 [B, N, RQ, 6]
 rows (destination node, destination rank, source rank, bytes left, send slot, receive slot).
 """
@@ -23,16 +24,18 @@ import math
 
 import numpy as np
 from extoll_vec.dtypes import (EJ_ACCEPT, EJ_HOLD, EJ_KEPT, INJ_TAKEN, ERR_BUFFER_OVERFLOW, ERR_INVARIANT,
-                               ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN, H_NIC_EJECT, H_NIC_HOST, H_NIC_INJECT, H_NIC_POLL, H_NIC_SENT,
-                               P_HOOKS, EV_HOST_DMA, EV_NIC_TX, P_DMA, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
+                               ERR_MAILBOX_OVERFLOW, ERR_QUEUE, EV_GEN, H_NIC_EJECT, H_NIC_HOST,
+                               H_NIC_INJECT, H_NIC_POLL, H_NIC_SENT, EV_HOST_DMA, EV_NIC_TX, P_DMA,
+                               P_HOOKS, P_EJ_FLITS, P_NIC_GAP, P_GEN_P32, P_LINK_LAT, P_MAILBOX,
                                P_MAILBOX_HARD, P_RMA_BYTES, P_SEED, P_SYN_FLITS,
                                P_SYNTH, PK_CTRL, PK_DATA, PK_REPLY, PK_RMA_DATA, PK_RMA_GET,
                                PK_RNDV, PK_SYNTH, EV_EJ_CREDIT, EV_NIC_DRAIN, EV_SAMPLE,
                                P_CHUNK, P_CONV_TOL, P_RNDV_WRITE, P_ROUTER, P_SAMPLE, ROUTER_VOQ, SINK_FRAC_BITS,
                                TOL_FRAC_BITS, CV_CONVERGED, CV_END, CV_PREV, CV_START,
                                CV_SAMPLES)
-from extoll_vec.kernels.common import (dma_start, flits_of, nic_full, request_poll, nic_push, nic_release_one, pk_free, pk_new,
-                                      progress, request_tx, wake_rank, splitmix64)
+from extoll_vec.kernels.common import (dma_start, flits_of, nic_full, nic_push, nic_release_one,
+                                      pk_free, pk_new, progress, request_poll, request_tx,
+                                      wake_rank, splitmix64)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels import rendezvous as rndv
 from extoll_vec.kernels.fc_fields import F_SEQ_RX
