@@ -222,6 +222,10 @@ def nic_on_eject(S, T, par, b, y, h, now):
     if kind != PK_DATA:
         return EJ_ACCEPT
     x = S.pk_pf[b, h, PF_HOP] - 1
+    if x < 0:   # every data packet on the wire is a copy an NI sent (_copy_to)
+        S.status[b] |= ERR_INVARIANT
+        S.err_info[b, 0] = y
+        return EJ_ACCEPT
     used = S.nn[b, y, x, NN_USED] + 1
     if used > par[b, P_CREDITS]:   # a packet without a buffer: the credits were miscounted
         S.status[b] |= ERR_INVARIANT

@@ -169,18 +169,18 @@ def _params(cfg, p):
 
 def _nic_queue(cfg) -> int:
     """Packets one NI may have queued to transmit: a copy per child of each kept host packet
-    (the send pool) and of each packet received into its buffers, a credit update per other
-    NI."""
-    n, F = cfg.n_nodes, fanout(cfg)
-    return F * (cfg.network.nic_fifo_packets + n * cfg.protocol.lfc_credits) + 2 * n + 8
+    (the send pool) and of each packet received into its buffers, and its credit updates (each
+    carries at least one of the C credits it owes another NI)."""
+    n, F, c = cfg.n_nodes, fanout(cfg), cfg.protocol.lfc_credits
+    return F * (cfg.network.nic_fifo_packets + n * c) + n * c + 8
 
 
 def _proto_alive(cfg) -> int:
     """Packets the protocol keeps or makes, alive at once, at most: per NI its kept host
     packets and a copy per child, its received packets with a copy per child and one for the
-    host, its credit updates."""
+    host, its credit updates (at most C to each other NI)."""
     n, c, F = cfg.n_nodes, cfg.protocol.lfc_credits, fanout(cfg)
-    return n * ((F + 1) * cfg.network.nic_fifo_packets + (F + 2) * n * c + 2 * n)
+    return n * ((F + 1) * cfg.network.nic_fifo_packets + (F + 3) * n * c)
 
 
 def _nn_max(field):
