@@ -1,5 +1,6 @@
-"""Myrinet LFC, seed 002 (Bhoedjang, Ruehl, Bal), section 3.1: flow control on the network
-interfaces, a sliding window between every pair of NIs.
+"""Myrinet LFC, seed 002 (Bhoedjang, Ruehl, Bal), sections 3.1-3.2: flow control on the
+network interfaces, a sliding window between every pair of NIs, and multicast forwarded by the
+NIs along each sender's spanning tree under the same credits.
 
 Each NI splits its receive buffers equally among the other NIs (`lfc_credits` C per sender:
 8 buffers of 1 KB in the paper, 0.5 MB per NI) and holds C send credits per destination, one
@@ -9,16 +10,18 @@ and the NI polls it: with a credit for its destination it is transmitted, otherw
 descriptor joins the destination's blocked-sends queue, which is always served first (FIFO
 per pair). A packet lands in one of the buffers its sender owns at the receiving NI, which
 copies it by DMA into a posted host buffer (a mailbox slot; none posted: the NI waits,
-keeping the buffer, and its senders run out of credits). The buffer is free once the packet
-is in host memory (and, for a multicast packet, forwarded to every child: issue 27's later
-steps); its credit goes back piggybacked on the next packet to that sender, or in a credit
-update once the receiver knows the sender is low (fewer than `lfc_low_water` credits left)
-or owes `lfc_update_owed` credits (the paper gives neither value: gap G5 of
-docs/reproduction/myrinet_lfc.md).
+keeping the buffer, and its senders run out of credits). A multicast packet (ranks
+0..workload.group_size-1) goes from the root's NI to its children in the root's tree
+(`lfc_tree`, lfc_trees.py), and each NI forwards it to its own children as it arrives. The
+buffer is free once the packet is in host memory and every child's copy has left; its credit
+goes back piggybacked on the next packet to that sender, or in a credit update once the
+receiver counts the sender at no more than `lfc_low_water` credits or owes `lfc_update_owed`
+(the paper gives neither value: gap G5 of docs/reproduction/myrinet_lfc.md).
 
 The NI's processor (the 37.5 MHz LANai) spends `lfc_*_ns` per step: polling a host packet,
-transmitting a packet (fixed plus per KB), receiving one, sending a credit update. One
-processor per NI, one step at a time (kernels/common.nic_work).
+transmitting a packet (fixed plus per KiB), receiving one, a forwarding destination's
+descriptor, a credit update. One processor per NI, one step at a time (kernels/common.nic_work),
+polling its send pool whatever its link does (nic_polls).
 
 Kernel: kernels/proto_lfc.py. One rank per node (the paper's one process per NI); every
 message goes in packets of mpi.velo_payload bytes (no rendezvous).
