@@ -392,9 +392,14 @@ class NetworkConfig(_Section):
                f"{pre}.output_queue_flits", "0 unless network.router is iq (the VOQ router "
                "has no output buffer)", self.output_queue_flits)
         slow = self.slow_nodes > 0 or self.slow_share > 0
-        _check(not slow or (self.pci_mb_s == 0 and self.dma_setup_ns == 0), f"{pre}.pci_mb_s",
+        _check(not slow or not self.dma_stage, f"{pre}.pci_mb_s",
                "0 with slow receivers (network.slow_nodes, slow_share): both model the write "
                "into the receiver's memory", self.pci_mb_s)
+
+    @property
+    def dma_stage(self) -> bool:
+        """Received packets cross the I/O bus before they land (pci_mb_s or dma_setup_ns)."""
+        return self.pci_mb_s > 0 or self.dma_setup_ns > 0
 
     @property
     def packet_overhead_bytes(self) -> int:

@@ -62,7 +62,7 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_SEND_MEMO] = int(proto.unblocks_on_control)
     p[D.P_NIC_FIFO] = n.nic_fifo_packets
     p[D.P_NIC_GAP] = c(n.nic_packet_ns)
-    p[D.P_DMA] = int(n.pci_mb_s > 0 or n.dma_setup_ns > 0)
+    p[D.P_DMA] = int(n.dma_stage)
     # cycles per byte: cycle_ns / (ns per byte at pci_mb_s = 1000 / pci_mb_s)
     p[D.P_PCI_FP] = (round(1000.0 / n.pci_mb_s / n.cycle_ns * (1 << D.PCI_FRAC_BITS))
                      if n.pci_mb_s > 0 else 0)
