@@ -181,8 +181,12 @@ def myrinet_testbed(credits: int = 8, packet_bytes: int = 1024) -> dict:
                     "link_latency": 4, "router_delay": 12, "vcs": 1, "buffer_flits": flits,
                     "nic_ejection_flits": flits, "nic_fifo_packets": 32,
                     "pci_mb_s": 132.0, "dma_setup_ns": 500.0},
+        # posted_writes "rank": releasing a host receive buffer is bookkeeping in host memory,
+        # not a write behind the packets in the NI's send pool (an all-to-all whose hosts
+        # wait to release buffers while their pools are full would deadlock at the hosts)
         "host": {"pio_ns": 1000.0, "pio_ns_per_kb": 10000.0, "retrieve_ns": 1000.0,
-                 "copy_ns_per_kb": 5000.0, "match_ns": 1000.0, "credit_ns": 0.0},
+                 "copy_ns_per_kb": 5000.0, "match_ns": 1000.0, "credit_ns": 0.0,
+                 "posted_writes": "rank"},
         "mpi": {"ranks_per_node": 1, "velo_payload": packet_bytes, "header_bytes": 0,
                 "eager_threshold": 2**24 - 1, "limic": False},
         "protocol": {"name": "lfc", "lfc_credits": credits, "mailbox_slots": 256,
@@ -192,11 +196,12 @@ def myrinet_testbed(credits: int = 8, packet_bytes: int = 1024) -> dict:
 
 # Seed 002's NI processor (gap G11): its per-packet steps in chosen ratios (ns at scale 1: a
 # receive step inspects, accounts and starts the host DMA, five times a send of an empty
-# packet; a forwarding descriptor twice), one scale lambda on them and the transmit cost per
-# KiB beta, both fitted by analysis/calibration_lfc.py (lambda on the 61-node multicast
-# latency, 59 us; beta on the 61-node peak throughput, 13.3 MB/s)
+# packet; a forwarding descriptor twice; a recovery step as a credit update, gap G17), one
+# scale lambda on them and the transmit cost per KiB beta, both fitted by
+# analysis/calibration_lfc.py (lambda on the 61-node multicast latency, 59 us; beta on the
+# 61-node peak throughput, 13.3 MB/s)
 LFC_STEPS = {"lfc_poll_ns": 1000.0, "lfc_tx_ns": 1000.0, "lfc_rx_ns": 5000.0,
-             "lfc_fwd_ns": 2000.0, "lfc_credit_ns": 1000.0}
+             "lfc_fwd_ns": 2000.0, "lfc_credit_ns": 1000.0, "lfc_recovery_ns": 1000.0}
 LFC_LAMBDA = 1.125
 LFC_BETA = 8850.0
 

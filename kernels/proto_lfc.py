@@ -7,24 +7,27 @@ copies of it do the moving: one per destination it is transmitted to (pk_clone, 
 protocol queue once the NI processor has prepared it: proto_resend_at) and one for the local
 host (common.to_host). A kept packet is retired, and its buffer freed, when its last copy is
 done (nic_on_sent, nic_on_host): a host's packet frees its send-pool packet, a received one
-its buffer in the sender's partition, whose credit then goes back.
+its buffer in the sender's partition, whose credit then goes back (or, in a deadlock
+recovery, the deadlock buffer it came in: kernels/lfc_recovery.py).
 
 State: nn[b, x, y, NN_*] x's credits for y, y's partition at x and x's blocked-sends queue to
-y; fcn[b, x, CN_*] counters; npar[b, x, NP_*] the NI processor's costs.
+y (kernels/lfc_queues.py), x's part in y's recovery; fcn[b, x, CN_*] counters and x's own
+recovery; npar[b, x, NP_*] the NI processor's costs and forwarding table.
 """
-from extoll_vec.dtypes import (EJ_ACCEPT, EJ_CONSUMED, EJ_KEPT, ERR_INVARIANT, ERR_QUEUE,
-                               INJ_TAKEN, P_FLIT_BYTES, P_PIO, P_PIO_KB, PK_DATA, PK_PROTO)
+from extoll_vec.dtypes import (EJ_ACCEPT, EJ_CONSUMED, EJ_KEPT, ERR_INVARIANT, INJ_TAKEN,
+                               P_PIO, P_PIO_KB, PK_DATA, PK_PROTO)
 from extoll_vec.kernels.common import (nic_full, nic_release_one, nic_work, packet_payload,
-                                      pk_clone, proto_resend_at, proto_retire, proto_send,
-                                      to_host, wake_rank)
+                                      pk_clone, proto_retire, proto_send, to_host, wake_rank)
 from extoll_vec.kernels.jit import inner
-from extoll_vec.protocols.lfc import (NODE_PARAMS, NP_FANOUT, NP_FWD, CN_BLOCKED, CN_PIGGY, CN_POLLS, CN_UPDATES, NN_A_GIVEN,
-                                      NN_A_GOT, NN_A_RECVD, NN_A_SENT, NN_BQ_CNT, NN_BQ_HEAD,
-                                      NN_BQ_TAIL, NN_CRED, NN_MAX_USED, NN_OWED, NN_RECV,
-                                      NN_USED, NP_CREDIT, NP_POLL, NP_RX, NP_TX, NP_TX_KB,
-                                      P_CREDITS, P_LOW_WATER, P_UPDATE_FLITS, P_UPDATE_OWED,
-                                      PF_BLOCKED, PF_CREDITS, PF_HOP, PF_HOST, PF_MASTER,
-                                      PF_POLLED, PF_REFS)
+from extoll_vec.kernels.lfc_queues import block, transmit, unblock
+from extoll_vec.kernels.lfc_recovery import (detect, dl_packet_done, dl_take_buffer, on_ack,
+                                            on_flagged)
+from extoll_vec.protocols.lfc import (CN_POLLS, CN_UPDATES, NN_A_GIVEN, NN_A_GOT, NN_A_RECVD,
+                                      NN_BQ_CNT, NN_BQ_HEAD, NN_BQ_TAIL, NN_CRED, NN_MAX_USED,
+                                      NN_OWED, NN_RECV, NN_USED, NODE_PARAMS, NP_CREDIT, NP_FANOUT,
+                                      NP_FWD, NP_POLL, NP_RX, P_CREDITS, P_LOW_WATER,
+                                      P_UPDATE_FLITS, P_UPDATE_OWED, PF_CREDITS, PF_FLAG, PF_HOP,
+                                      PF_HOST, PF_MASTER, PF_POLLED, PF_REFS)
 
 
 @inner
@@ -49,51 +52,6 @@ def may_send(S, par, b, r, dst):
 
 # ---- the sending NI ---------------------------------------------------------------------------
 @inner
-def _transmit(S, par, b, x, h, c, now):
-    """Copy h goes to NI c with one of x's credits for c and every credit x owes c."""
-    S.nn[b, x, c, NN_CRED] -= 1
-    S.nn[b, x, c, NN_A_SENT] += 1
-    k = S.nn[b, x, c, NN_OWED]
-    if k > 0:   # piggybacked (3.1: "when a packet happens to travel back to the sender")
-        S.pk_pf[b, h, PF_CREDITS] = k
-        S.nn[b, x, c, NN_OWED] = 0
-        S.nn[b, x, c, NN_RECV] -= k
-        S.nn[b, x, c, NN_A_GIVEN] += k
-        S.fcn[b, x, CN_PIGGY] += k
-    S.pk_pf[b, h, PF_BLOCKED] = 0
-    nbytes = S.pk[b, h].flits * par[b, P_FLIT_BYTES]
-    cost = S.npar[b, x, NP_TX] + ((nbytes * S.npar[b, x, NP_TX_KB]) >> 10)
-    if not proto_resend_at(S, par, b, x, h, nic_work(S, b, x, now, cost)):
-        S.status[b] |= ERR_QUEUE
-
-
-@inner
-def _block(S, b, x, h, c):
-    """No credit for c, or packets for c already wait: h joins the blocked-sends queue."""
-    S.pk_pf[b, h, PF_BLOCKED] = 1
-    S.pk[b, h].next = -1
-    if S.nn[b, x, c, NN_BQ_CNT] == 0:
-        S.nn[b, x, c, NN_BQ_HEAD] = h
-    else:
-        S.pk[b, S.nn[b, x, c, NN_BQ_TAIL]].next = h
-    S.nn[b, x, c, NN_BQ_TAIL] = h
-    S.nn[b, x, c, NN_BQ_CNT] += 1
-    S.fcn[b, x, CN_BLOCKED] += 1
-
-
-@inner
-def _unblock(S, par, b, x, c, now):
-    """Credits for c came back: the blocked packets for c go first, in order (3.1: FIFO)."""
-    while S.nn[b, x, c, NN_BQ_CNT] > 0 and S.nn[b, x, c, NN_CRED] > 0:
-        h = S.nn[b, x, c, NN_BQ_HEAD]
-        S.nn[b, x, c, NN_BQ_HEAD] = S.pk[b, h].next
-        S.nn[b, x, c, NN_BQ_CNT] -= 1
-        if S.nn[b, x, c, NN_BQ_CNT] == 0:
-            S.nn[b, x, c, NN_BQ_TAIL] = -1
-        _transmit(S, par, b, x, h, c, now)
-
-
-@inner
 def _copy_to(S, par, b, x, m, c, now):
     """A copy of kept packet m for NI c: transmitted if x has a credit for c and nothing for c
     waits before it, else queued."""
@@ -108,11 +66,12 @@ def _copy_to(S, par, b, x, m, c, now):
     S.pk_pf[b, h, PF_POLLED] = 0
     S.pk_pf[b, h, PF_HOST] = 0
     S.pk_pf[b, h, PF_CREDITS] = 0
+    S.pk_pf[b, h, PF_FLAG] = 0
     S.pk_pf[b, m, PF_REFS] += 1
     if S.nn[b, x, c, NN_BQ_CNT] == 0 and S.nn[b, x, c, NN_CRED] > 0:
-        _transmit(S, par, b, x, h, c, now)
+        transmit(S, par, b, x, h, c, now, 0)
     else:
-        _block(S, b, x, h, c)
+        block(S, b, x, h, c)
 
 
 @inner
@@ -137,6 +96,7 @@ def nic_may_inject(S, T, par, b, node, h, now):
         _forward(S, par, b, node, h, node, now)
     else:
         _copy_to(S, par, b, node, h, S.pk[b, h].dnode, now)
+    detect(S, par, b, node, now)
     return INJ_TAKEN
 
 
@@ -181,7 +141,9 @@ def _release(S, par, b, x, m, now):
         S.nic_kept[b, x] -= 1
         nic_release_one(S, b, x, now)
         wake_rank(S, b, x, now)
-    else:         # a buffer of hop's partition: its credit is owed to hop
+    elif S.pk_pf[b, m, PF_FLAG] > 0:   # it came without a credit: a deadlock buffer is free
+        dl_packet_done(S, par, b, x, m, now)
+    elif not dl_take_buffer(S, par, b, x, hop, now):   # else: hop's partition, credit owed
         S.nn[b, x, hop, NN_USED] -= 1
         S.nn[b, x, hop, NN_OWED] += 1
         _maybe_update(S, par, b, x, hop, now)
@@ -212,12 +174,15 @@ def nic_on_host(S, T, par, b, node, h, now):
 @inner
 def nic_on_eject(S, T, par, b, y, h, now):
     kind = S.pk[b, h].kind
+    if kind == PK_PROTO and S.pk_pf[b, h, PF_FLAG] > 0:   # a recovery's acknowledgement
+        on_ack(S, par, b, y, S.pk[b, h].aux, now)
+        return EJ_CONSUMED
     if kind == PK_PROTO:   # a credit update from NI x
         x = S.pk[b, h].src
         k = S.pk[b, h].aux
         S.nn[b, y, x, NN_CRED] += k
         S.nn[b, y, x, NN_A_GOT] += k
-        _unblock(S, par, b, y, x, nic_work(S, b, y, now, S.npar[b, y, NP_CREDIT]))
+        unblock(S, par, b, y, x, nic_work(S, b, y, now, S.npar[b, y, NP_CREDIT]))
         return EJ_CONSUMED
     if kind != PK_DATA:
         return EJ_ACCEPT
@@ -226,17 +191,19 @@ def nic_on_eject(S, T, par, b, y, h, now):
         S.status[b] |= ERR_INVARIANT
         S.err_info[b, 0] = y
         return EJ_ACCEPT
-    used = S.nn[b, y, x, NN_USED] + 1
-    if used > par[b, P_CREDITS]:   # a packet without a buffer: the credits were miscounted
-        S.status[b] |= ERR_INVARIANT
-        S.err_info[b, 0] = y
-        S.err_info[b, 1] = x
-        return EJ_ACCEPT
-    S.nn[b, y, x, NN_USED] = used
-    if used > S.nn[b, y, x, NN_MAX_USED]:
-        S.nn[b, y, x, NN_MAX_USED] = used
-    S.nn[b, y, x, NN_RECV] += 1
-    S.nn[b, y, x, NN_A_RECVD] += 1
+    flagged = S.pk_pf[b, h, PF_FLAG] > 0   # on a deadlock channel: into its owner's buffer
+    if not flagged:
+        used = S.nn[b, y, x, NN_USED] + 1
+        if used > par[b, P_CREDITS]:   # a packet without a buffer: the credits were miscounted
+            S.status[b] |= ERR_INVARIANT
+            S.err_info[b, 0] = y
+            S.err_info[b, 1] = x
+            return EJ_ACCEPT
+        S.nn[b, y, x, NN_USED] = used
+        if used > S.nn[b, y, x, NN_MAX_USED]:
+            S.nn[b, y, x, NN_MAX_USED] = used
+        S.nn[b, y, x, NN_RECV] += 1
+        S.nn[b, y, x, NN_A_RECVD] += 1
     t = nic_work(S, b, y, now, S.npar[b, y, NP_RX])
     k = S.pk_pf[b, h, PF_CREDITS]
     S.pk_pf[b, h, PF_CREDITS] = 0
@@ -248,13 +215,17 @@ def nic_on_eject(S, T, par, b, y, h, now):
     if h3 >= 0:
         S.pk_pf[b, h3, PF_MASTER] = h + 1
         S.pk_pf[b, h3, PF_HOST] = 1
+        S.pk_pf[b, h3, PF_FLAG] = 0
         S.pk[b, h3].dst = y
         to_host(S, par, b, y, h3, t)
     if k > 0:   # credits for x rode on the packet
         S.nn[b, y, x, NN_CRED] += k
         S.nn[b, y, x, NN_A_GOT] += k
-        _unblock(S, par, b, y, x, t)
+        unblock(S, par, b, y, x, t)
     if S.pk[b, h].aux2 > 0:   # a multicast packet: on to y's children in its root's tree
         _forward(S, par, b, y, h, S.pk[b, h].src, t)
+    if flagged:
+        on_flagged(S, par, b, y, x, h, t)
     _maybe_update(S, par, b, y, x, t)
+    detect(S, par, b, y, t)
     return EJ_KEPT

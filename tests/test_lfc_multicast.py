@@ -168,7 +168,7 @@ def test_the_multicast_benchmarks_run_and_time_what_they_say(name):
 
 
 def test_a_chain_under_all_to_all_deadlocks_and_the_error_names_the_ni_cycle():
-    """Negative control of section 4's premise (no recovery yet): with every NI's buffers split
+    """Negative control of section 4's premise (recovery off): with every NI's buffers split
     per sender, chain trees make NI i wait for i+1's buffers, all around (lfc_trees'
     dependency check finds the cycle); every member multicasting at once fills them and the
     run stops, naming the blocked queues and the cycle. The same traffic on binomial trees,
@@ -187,4 +187,5 @@ def test_a_chain_under_all_to_all_deadlocks_and_the_error_names_the_ni_cycle():
     assert "0 credits, 1/1 buffers" in text
     assert ("NIs waiting for each other's credits: NI 0 -> NI 1 -> NI 2 -> NI 3 -> NI 4 -> "
             "NI 5 -> NI 6 -> NI 7 -> NI 0") in text
+    assert "protocol.lfc_recovery: true" in text        # what resolves it (test_lfc_recovery)
     assert run("binomial")["messages_received"][0].tolist() == [28] * 8

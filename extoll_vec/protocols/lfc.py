@@ -18,6 +18,21 @@ goes back piggybacked on the next packet to that sender, or in a credit update o
 receiver counts the sender at no more than `lfc_low_water` credits or owes `lfc_update_owed`
 (the paper gives neither value: gap G5 of docs/reproduction/myrinet_lfc.md).
 
+Deadlock recovery (section 4, `lfc_recovery`): trees other than binomial can fill a cycle of
+partitions (lfc_trees.dependency_cycle). An NI "assumes deadlock as soon as it finds that it
+has run out of send credits" (4.1): a packet entering an empty blocked-sends queue, or any
+non-empty queue once its last recovery is over, starts a recovery, one at a time per NI,
+queues served round-robin. The initiator R sends the queue's head without a credit into the
+one buffer R owns at the destination D (its deadlock channel: one buffer per other NI, gap
+G12). D clears the flag, forwards as usual, and sends each of its children in the tree the
+first queued packet of the tree, flagged again where it has no credit (4.2). Readings (gaps
+G14-G19): the flagged packet leaves R's buffer when it is done at D or, sooner, when a buffer
+of its sender's partition frees at D (it takes it over, and that buffer's credit stays
+spent); an NI acknowledges to the NI that flagged it once R's buffer there is free and its own
+flagged children have acknowledged; acknowledgements are control packets, as credit updates
+are; unicast packets start recoveries too (their tree is the one edge); a recovery step costs
+`lfc_recovery_ns` of the NI's processor on top of the send.
+
 The NI's processor (the 37.5 MHz LANai) spends `lfc_*_ns` per step: polling a host packet,
 transmitting a packet (fixed plus per KiB), receiving one, a forwarding destination's
 descriptor, a credit update. One processor per NI, one step at a time (kernels/common.nic_work),
@@ -50,13 +65,23 @@ NN_A_GOT = 8      # audit: credits x got back from y
 NN_A_GIVEN = 9    # audit: credits x returned to y
 NN_A_RECVD = 10   # audit: credit-holding packets x received from y
 NN_MAX_USED = 11  # the most buffers of y's partition at x in use at once
-NODE_PAIR_FIELDS = 12
+NN_DL_PKT = 12    # y's deadlock buffer at x: the packet in it, + 1 (0: free)
+NN_DL_FROM = 13   # x in y's deadlocked subtree: the NI that flagged x's packet, + 1 (0: not)
+NN_DL_ACKS = 14   # y's recovery: acknowledgements x waits for from children it flagged
+NN_DL_IN = 15     # packets in deadlock buffers at x that came from y (for y's partition)
+NODE_PAIR_FIELDS = 16
 # per NI fcn[b, x, *]
 CN_UPDATES = 0    # credit updates x sent
 CN_PIGGY = 1      # credits x returned piggybacked on data packets
 CN_BLOCKED = 2    # packets that entered one of x's blocked-sends queues
 CN_POLLS = 3      # host packets x took from its send pool
-NODE_FIELDS = 4
+CN_RECOVERIES = 4  # deadlock recoveries x initiated (4.1)
+CN_FLAGGED = 5    # data packets x sent on a deadlock channel (flagged, without a credit)
+CN_ACKS = 6       # recovery acknowledgements x sent
+CN_REC = 7        # state: 1 while x's own recovery is in progress
+CN_RR = 8         # state: the destination of the blocked-sends queue x's last recovery served
+CN_NQ = 9         # state: x's non-empty blocked-sends queues
+NODE_FIELDS = 10
 # per-node parameters npar[b, x, *]: the NI processor's costs, cycles
 NP_POLL = 0       # take a host packet from the send pool, inspect its descriptor
 NP_TX = 1         # transmit one packet (fixed part)
@@ -65,7 +90,8 @@ NP_RX = 3         # receive one packet (take credits, account, start the host DM
 NP_CREDIT = 4     # build and send one credit update, or take one in
 NP_FWD = 5        # create the send descriptor of one forwarding destination (3.2)
 NP_FANOUT = 6     # F: the most children any NI has in any tree (the table's width - 1)
-NODE_PARAMS = 7
+NP_DL = 7         # a recovery step: flag a packet, or send or take in an acknowledgement (4.2)
+NODE_PARAMS = 8
 # then the forwarding table (3.2): per root s, at NODE_PARAMS + s * (F + 1), the number of
 # this NI's children in s's tree and the children, largest subtree first (gap G9)
 # packet fields pk_pf[b, h, *] (declared below, in this order)
@@ -76,12 +102,15 @@ PF_CREDITS = 3    # credits the copy carries back to its destination (piggybacke
 PF_POLLED = 4     # a host packet at the send pool's head: 1 once the NI has started its poll
 PF_HOST = 5       # 1: the copy for the local host (common.to_host)
 PF_BLOCKED = 6    # 1: the copy waits in a blocked-sends queue (holds no credit yet)
-PACKET_FIELDS = ("hop", "master", "refs", "credits", "polled", "host", "blocked")
+PF_FLAG = 7       # deadlock flag: NI o + 1 whose deadlock channel the copy travels on (a kept
+                  # packet: sits in o's deadlock buffer; a control packet: o's recovery's ack)
+PACKET_FIELDS = ("hop", "master", "refs", "credits", "polled", "host", "blocked", "flag")
 # scalar parameters
 P_CREDITS = D.P_PP0       # C: buffers per sender at each NI = send credits per destination
 P_LOW_WATER = D.P_PP0 + 1  # an update goes when the sender is known to hold <= this many
 P_UPDATE_OWED = D.P_PP0 + 2  # ... or when this many credits are owed (0: off)
 P_UPDATE_FLITS = D.P_PP0 + 3  # flits of a credit update (header and a credit count)
+P_RECOVERY = D.P_PP0 + 4   # 1: deadlock recovery on (section 4)
 UPDATE_BYTES = 4           # a credit update's payload: the credit count
 
 
@@ -142,6 +171,7 @@ def _node_params(cfg, topo) -> np.ndarray:
     out[:, NP_RX] = _cycles(pc.lfc_rx_ns, cfg)
     out[:, NP_CREDIT] = _cycles(pc.lfc_credit_ns, cfg)
     out[:, NP_FWD] = _cycles(pc.lfc_fwd_ns, cfg)
+    out[:, NP_DL] = _cycles(pc.lfc_recovery_ns, cfg)
     out[:, NP_FANOUT] = F
     for s, tree in enumerate(trees(cfg)):
         base = NODE_PARAMS + s * (F + 1)
@@ -168,22 +198,26 @@ def _params(cfg, p):
     p[P_LOW_WATER] = pc.lfc_low_water
     p[P_UPDATE_OWED] = pc.lfc_update_owed
     p[P_UPDATE_FLITS] = cfg.network.flits(UPDATE_BYTES)
+    p[P_RECOVERY] = int(pc.lfc_recovery)
 
 
 def _nic_queue(cfg) -> int:
     """Packets one NI may have queued to transmit: a copy per child of each kept host packet
     (the send pool) and of each packet received into its buffers, and its credit updates (each
-    carries at least one of the C credits it owes another NI)."""
+    carries at least one of the C credits it owes another NI); with recovery, a copy per child
+    of each packet in its deadlock buffers (one per other NI) and an acknowledgement for each
+    other NI's recovery."""
     n, F, c = cfg.n_nodes, fanout(cfg), cfg.protocol.lfc_credits
-    return F * (cfg.network.nic_fifo_packets + n * c) + n * c + 8
+    return F * (cfg.network.nic_fifo_packets + n * (c + 1)) + n * (c + 1) + 8
 
 
 def _proto_alive(cfg) -> int:
     """Packets the protocol keeps or makes, alive at once, at most: per NI its kept host
     packets and a copy per child, its received packets with a copy per child and one for the
-    host, its credit updates (at most C to each other NI)."""
+    host, its credit updates (at most C to each other NI); with recovery, a packet in each
+    deadlock buffer (one per other NI) with its copies, and an acknowledgement per other NI."""
     n, c, F = cfg.n_nodes, cfg.protocol.lfc_credits, fanout(cfg)
-    return n * ((F + 1) * cfg.network.nic_fifo_packets + (F + 3) * n * c)
+    return n * ((F + 1) * cfg.network.nic_fifo_packets + (F + 3) * n * (c + 1))
 
 
 def _nn_max(field):
@@ -204,9 +238,10 @@ def credit_problems(S, b, C: int) -> list[str]:
     copy = (alive & (kind == D.PK_DATA) & (pf[:, PF_MASTER] > 0) & (pf[:, PF_HOST] == 0)
             & (pf[:, PF_BLOCKED] == 0))
     hop = pf[:, PF_HOP] - 1
-    np.add.at(total, (hop[copy], dnode[copy]), 1)                   # a credit x -> y in flight
+    held = copy & (pf[:, PF_FLAG] == 0)   # a flagged copy goes without a credit (4.2)
+    np.add.at(total, (hop[held], dnode[held]), 1)                   # a credit x -> y in flight
     np.add.at(total, (dnode[copy], hop[copy]), pf[copy, PF_CREDITS])  # credits y -> x back
-    upd = alive & (kind == D.PK_PROTO)
+    upd = alive & (kind == D.PK_PROTO) & (pf[:, PF_FLAG] == 0)
     np.add.at(total, (dnode[upd], src[upd]), pk["aux"][upd])
     out = []
     off = ~np.eye(n, dtype=bool)
@@ -219,7 +254,22 @@ def credit_problems(S, b, C: int) -> list[str]:
         out.append(f"lfc: an NI holds more than {C} packets of one sender (buffer overrun)")
     if (nn[:, :, NN_CRED] < 0).any():
         out.append("lfc: an NI holds fewer than 0 credits")
+    out += _deadlock_buffer_problems(nn, pk, pf)
     return out
+
+
+def _deadlock_buffer_problems(nn, pk, pf) -> list[str]:
+    """Every occupied deadlock buffer holds a flagged packet of its owner's recovery, inside
+    that recovery's subtree, and the count of deadlock packets per sending NI agrees."""
+    x, o = np.nonzero(nn[:, :, NN_DL_PKT])
+    m = nn[x, o, NN_DL_PKT] - 1
+    if (pf[m, PF_FLAG] != o + 1).any() or (nn[x, o, NN_DL_FROM] == 0).any():
+        return ["lfc: a deadlock buffer holds a packet of another recovery"]
+    came = np.zeros(nn.shape[:2], np.int64)
+    np.add.at(came, (x, nn[x, o, NN_DL_FROM] - 1), 1)
+    if (came != nn[:, :, NN_DL_IN]).any():
+        return ["lfc: deadlock packets per sending NI miscounted"]
+    return []
 
 
 def audit(batch, b) -> list[str]:
@@ -228,6 +278,8 @@ def audit(batch, b) -> list[str]:
     nn = S.nn[b]
     if (nn[:, :, NN_BQ_CNT] != 0).any() or (nn[:, :, NN_USED] != 0).any():
         out.append("lfc: packets left in blocked-sends queues or NI buffers at the end")
+    if nn[:, :, NN_DL_PKT:NN_DL_IN + 1].any() or S.fcn[b][:, CN_REC].any():
+        out.append("lfc: a deadlock recovery still in progress at the end")
     if int(S.nic_kept[b].sum()):
         out.append(f"lfc: {int(S.nic_kept[b].sum())} host packets still kept at the end")
     sent, recvd = nn[:, :, NN_A_SENT], nn[:, :, NN_A_RECVD].T
@@ -256,6 +308,13 @@ def diagnose(batch, b) -> list[str]:
     if cycle:
         out.append("lfc: NIs waiting for each other's credits: "
                    + " -> ".join(f"NI {n}" for n in cycle + cycle[:1]))
+        if not batch.configs[b].protocol.lfc_recovery:
+            out.append("lfc: a buffer deadlock, which section 4's recovery resolves "
+                       "(protocol.lfc_recovery: true), or trees without one (binomial)")
+    busy = np.nonzero(batch.S.fcn[b][:, CN_REC])[0]
+    if len(busy):
+        out.append("lfc: NIs whose deadlock recovery waits for its acknowledgement: "
+                   + ", ".join(f"NI {int(x)}" for x in busy[:8]))
     return out
 
 
@@ -277,6 +336,11 @@ _DECLARES = (
           note="NI processor: send or take in a credit update"),
     Param("lfc_fwd_ns", "float", 2000.0, 0.0, 1e9, "ns",
           note="NI processor: a forwarding destination's send descriptor (multicast)"),
+    Param("lfc_recovery", "bool", False,
+          note="deadlock recovery (section 4): an NI with a blocked packet sends it on its "
+               "deadlock channel (seed 002 runs it for any tree; off in its Figure 4)"),
+    Param("lfc_recovery_ns", "float", 1000.0, 0.0, 1e9, "ns",
+          note="NI processor: flag a packet, send or take in a recovery's acknowledgement"),
     Param("lfc_tree", "str", "binomial", choices=TREE_KINDS,
           note="each sender's multicast spanning tree (3.2, 4)"),
     Param("lfc_tree_seed", "int", 0, 0, 2**31 - 1, note="random trees: the draw"),
@@ -291,6 +355,12 @@ _OUTPUTS = {
     "lfc_blocked": Output(("point", "node"), np.int64, "packets",
                           "LFC: packets that waited in each NI's blocked-sends queues",
                           node_counter(CN_BLOCKED)),
+    "lfc_recoveries": Output(("point", "node"), np.int64, "recoveries",
+                             "LFC: deadlock recoveries each NI initiated",
+                             node_counter(CN_RECOVERIES)),
+    "lfc_dl_packets": Output(("point", "node"), np.int64, "packets",
+                             "LFC: data packets each NI sent on a deadlock channel (flagged)",
+                             node_counter(CN_FLAGGED)),
     "lfc_max_partition": Output(("point", "node"), np.int64, "buffers",
                                 "LFC: the most buffers of one sender's partition in use at "
                                 "each NI", _nn_max(NN_MAX_USED)),
@@ -306,7 +376,7 @@ PROTOCOLS = (
              node_param_count=lambda cfg: NODE_PARAMS + cfg.n_nodes * (fanout(cfg) + 1),
              nic_queue=_nic_queue, check_program=_check_program,
              proto_alive=_proto_alive,
-             host_queue=lambda cfg: cfg.n_nodes * cfg.protocol.lfc_credits + 8,
+             host_queue=lambda cfg: cfg.n_nodes * (cfg.protocol.lfc_credits + 1) + 8,
              packet_fields=PACKET_FIELDS, params=_params, audit=audit, diagnose=diagnose,
              outputs=_OUTPUTS),
 )
