@@ -43,7 +43,7 @@ TARGET_MODULES = ("extoll_vec.analysis.summary", "extoll_vec.analysis.extoll_tab
                   "extoll_vec.analysis.extoll_dynamic", "extoll_vec.analysis.extoll_imb",
                   "extoll_vec.analysis.extoll_bounds", "extoll_vec.analysis.portals",
                   "extoll_vec.analysis.infiniband", "extoll_vec.analysis.ib_nas",
-                  "extoll_vec.analysis.ib_families")
+                  "extoll_vec.analysis.ib_families", "extoll_vec.analysis.lfc")
 
 
 @dataclass

@@ -337,6 +337,9 @@ MISSING = {   # target: (in the store of reference points only, in the store of 
     "ib_nas_ecm": ("no completed nas point under ib_static with 100 buffers",) * 2,
     "ib_nas_buffers": ("no completed nas point under ib_dynamic",) * 2,
     "ib_nas_prepost": ("no completed nas point",) * 2,
+    "lfc_multicast": ("no completed LFC multicast benchmark point",) * 2,
+    "lfc_recovery_overhead": ("no completed LFC multicast benchmark point",) * 2,
+    "lfc_trees": ("no completed LFC multicast benchmark point",) * 2,
     "ib_families": ("no completed reference point of IB",
                     "no completed reference point of EXTOLL or IB"),
 }
