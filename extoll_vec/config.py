@@ -525,6 +525,8 @@ def _protocol_field(d):
         return bool, _flag(d.default)
     if d.kind == "str":
         return str, _choice(d.default, d.choices)
+    if d.kind == "ints":
+        return tuple, _ints(tuple(d.default), d.lo, d.hi, (0, d.length), d.unit, d.note)
     return float, _num(d.default, d.lo, d.hi, d.unit, "number", note=d.note)
 
 

@@ -4,6 +4,7 @@ acknowledgements, and the chain all-to-all that deadlocks without it and complet
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -129,3 +130,41 @@ def test_binomial_trees_have_only_false_alarms():
     assert got[False]["messages_received"][0].tolist() == [28] * 8
     assert got[True]["messages_received"][0].tolist() == [28] * 8
     assert np.all(got[True]["rank_time_us"][0] > 0)
+
+
+def _user_cfg(rows, group=4, **kw):
+    cfg = _cfg(4, 1, 1024, lfc_tree="user", lfc_tree_parents=tuple(rows), **kw)
+    return cfg.replace(**{"workload.group_size": group})
+
+
+def test_any_user_given_trees_run_and_bad_tables_are_refused():
+    """lfc_tree user (section 3.2: "any" tree): each member's parent in each member's tree.
+    Here node 3 forwards every other root's packets (trees no built-in kind makes): the
+    forwarding tables follow the table, every member gets every message once and in order
+    (the core's check), and a table that is not a tree set is refused naming the field and
+    the root and member at fault."""
+    from extoll_vec.errors import ConfigError
+    rows = [-1, 0, 3, 0,      # root 0: 0 -> 1, 0 -> 3 -> 2
+            3, -1, 3, 1,      # root 1: 1 -> 3 -> {0, 2}
+            3, 3, -1, 2,      # root 2: 2 -> 3 -> {0, 1}
+            3, 3, 3, -1]      # root 3: 3 -> {0, 1, 2}
+    cfg = _user_cfg(rows, lfc_recovery=True)
+    kids = L.trees(cfg)
+    assert kids[1][1] == (3,) and kids[1][3] == (0, 2) and kids[0][0] == (3, 1)   # largest subtree first
+    assert kids[3][3] == (0, 1, 2) and kids[2][0] == ()
+    res = _run(cfg,
+               lambda pb: _all_multicast(pb, 4, 3000, 2), chunk=300)
+    assert res["messages_received"][0].tolist() == [6] * 4
+    bad = list(rows)
+    bad[5] = 0                                       # root 1's tree without its root
+    with pytest.raises(ConfigError) as err:
+        _user_cfg(bad)
+    assert "protocol.lfc_tree_parents" in str(err.value) and "root 1's tree: member 1" in str(err.value)
+    cyc = list(rows)
+    cyc[2], cyc[3] = 3, 2                            # root 0: 2 -> 3 -> 2, a cycle
+    with pytest.raises(ConfigError, match="root 0's tree: .*cycle"):
+        _user_cfg(cyc)
+    with pytest.raises(ConfigError, match="16 parents"):
+        _user_cfg(rows[:-1])
+    with pytest.raises(ConfigError, match="unless protocol.lfc_tree is user"):
+        _cfg(4, 1, 1024, lfc_tree_parents=tuple(rows))

@@ -12,8 +12,8 @@ per pair). A packet lands in one of the buffers its sender owns at the receiving
 copies it by DMA into a posted host buffer (a mailbox slot; none posted: the NI waits,
 keeping the buffer, and its senders run out of credits). A multicast packet (ranks
 0..workload.group_size-1) goes from the root's NI to its children in the root's tree
-(`lfc_tree`, lfc_trees.py), and each NI forwards it to its own children as it arrives. The
-buffer is free once the packet is in host memory and every child's copy has left; its credit
+(`lfc_tree`, lfc_trees.py; `user`: any trees, `lfc_tree_parents`), and each NI forwards it
+to its own children as it arrives. The buffer is free once the packet is in host memory and every child's copy has left; its credit
 goes back piggybacked on the next packet to that sender, or in a credit update once the
 receiver counts the sender at no more than `lfc_low_water` credits or owes `lfc_update_owed`
 (the paper gives neither value: gap G5 of docs/reproduction/myrinet_lfc.md).
@@ -49,7 +49,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .audit import alive_packets, node_counter
-from .lfc_trees import TREE_KINDS, tree_children, tree_parents
+from .lfc_trees import TREE_KINDS, tree_children, tree_parents, user_parents
 from .registry import Output, Param, Protocol
 
 # per pair of NIs nn[b, x, y, *]: x's state of y
@@ -126,6 +126,19 @@ def _check_run(cfg):
            cfg.mpi.eager_threshold)
     _check(not cfg.mpi.limic, "mpi.limic", "false under lfc (one process per node)",
            cfg.mpi.limic)
+    pc, P = cfg.protocol, group_size(cfg)
+    if pc.lfc_tree != USER:
+        _check(not pc.lfc_tree_parents, "protocol.lfc_tree_parents",
+               "[] unless protocol.lfc_tree is user", list(pc.lfc_tree_parents))
+        return
+    for s in range(P):
+        try:
+            user_parents(pc.lfc_tree_parents, P, s, cfg.n_nodes)
+        except ValueError as e:
+            _check(False, "protocol.lfc_tree_parents",
+                   f"for each of the {P} members (workload.group_size) in turn as the root, "
+                   f"each member's parent in its tree, row by row ({e})",
+                   f"{len(pc.lfc_tree_parents)} values")
 
 
 def _cycles(ns, cfg):
@@ -139,22 +152,28 @@ def group_size(cfg) -> int:
     return cfg.workload.group_size or cfg.n_nodes
 
 
+USER = "user"   # lfc_tree: every member's parent in every member's tree, lfc_tree_parents
+
+
 @functools.lru_cache(maxsize=64)
-def _children(kind: str, P: int, n: int, seed: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+def _children(kind: str, P: int, n: int, seed: int,
+              rows: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], ...], ...]:
     """children[s][x]: x's children in root s's tree over nodes 0..P-1, forwarding order."""
     out = []
     for s in range(n):
         if s >= P:
             out.append(tuple(() for _ in range(n)))
             continue
-        parents = tree_parents(kind, range(P), s, seed=seed, n_nodes=n)
+        parents = (user_parents(rows, P, s, n) if kind == USER
+                   else tree_parents(kind, range(P), s, seed=seed, n_nodes=n))
         out.append(tuple(tuple(k) for k in tree_children(parents)))
     return tuple(out)
 
 
 def trees(cfg) -> tuple:
     pc = cfg.protocol
-    return _children(pc.lfc_tree, group_size(cfg), cfg.n_nodes, pc.lfc_tree_seed)
+    return _children(pc.lfc_tree, group_size(cfg), cfg.n_nodes, pc.lfc_tree_seed,
+                     pc.lfc_tree_parents)
 
 
 def fanout(cfg) -> int:
@@ -341,8 +360,11 @@ _DECLARES = (
                "deadlock channel (seed 002 runs it for any tree; off in its Figure 4)"),
     Param("lfc_recovery_ns", "float", 1000.0, 0.0, 1e9, "ns",
           note="NI processor: flag a packet, send or take in a recovery's acknowledgement"),
-    Param("lfc_tree", "str", "binomial", choices=TREE_KINDS,
+    Param("lfc_tree", "str", "binomial", choices=TREE_KINDS + (USER,),
           note="each sender's multicast spanning tree (3.2, 4)"),
+    Param("lfc_tree_parents", "ints", (), -1, 4095, length=4096 * 4096,
+          note="lfc_tree user: row s (one per member s, the root) gives each member's parent "
+               "in s's tree, -1 at s"),
     Param("lfc_tree_seed", "int", 0, 0, 2**31 - 1, note="random trees: the draw"),
 )
 

@@ -19,6 +19,9 @@ the design notes):
 - ``binary`` (FM/MC's, L65): heap order over v = (index(node) - index(root)) mod P, the parent
   of v is (v - 1) // 2. On 61 members: 6 levels, 30 nodes at the last (L190).
 - ``chain``: each member forwards to the next, v - 1 is the parent of v (L119).
+- ``user`` (in the protocol, not here: user_parents): a table of every member's parent in
+  every member's tree, any spanning trees at all (section 3.2, 4: with recovery, "arbitrary
+  multicast trees").
 - ``random``: every member's parent a uniformly drawn member with a smaller virtual rank, from
   numpy.random.Generator(PCG64([seed, root])) (any spanning tree shape, for the invariants).
 
@@ -87,6 +90,27 @@ def tree_parents(kind: str, members: Sequence[int], root: int, seed: int = 0,
     by_v = m[(np.arange(P) + i0) % P]            # member of virtual rank w
     kids = v != 0
     par[m[kids]] = by_v[pv[kids]]
+    return par
+
+
+def user_parents(rows: Sequence[int], P: int, root: int, n_nodes: int) -> np.ndarray:
+    """Root's tree from a user's table (row-major [P, P]: row s gives, for each member 0..P-1,
+    its parent in root s's tree, ROOT at s itself) in tree_parents' form. ValueError naming
+    the first member whose parent is not a tree's."""
+    row = np.asarray(rows[root * P:(root + 1) * P], np.int64)
+    if len(row) != P:
+        raise ValueError(f"{P * P} parents ({P} members x {P} roots), got {len(rows)}")
+    bad = [k for k in range(P) if (row[k] == ROOT) != (k == root)
+           or not (row[k] == ROOT or 0 <= row[k] < P and row[k] != k)]
+    if bad:
+        raise ValueError(f"root {root}'s tree: member {bad[0]} has parent {int(row[bad[0]])} "
+                         f"(the root's is {ROOT}, every other member's another member 0..{P - 1})")
+    par = np.full(n_nodes, OUTSIDE, np.int32)
+    par[:P] = row
+    try:
+        depths(par)
+    except ValueError as e:
+        raise ValueError(f"root {root}'s tree: {e}") from None
     return par
 
 

@@ -65,8 +65,9 @@ HOOK_BITS = {"nic_may_inject": D.H_NIC_INJECT, "nic_on_eject": D.H_NIC_EJECT,
 
 @dataclass(frozen=True)
 class Param:
-    """A `protocol:` config field a protocol declares: kind "int" | "bool" | "float" | "str"
-    with config.Bounds' meaning of lo, hi, unit, note (a "str" takes one of `choices`). `added`: the field came after stores were
+    """A `protocol:` config field a protocol declares: kind "int" | "bool" | "float" | "str" |
+    "ints" with config.Bounds' meaning of lo, hi, unit, note (a "str" takes one of `choices`,
+    an "ints" list at most `length` items). `added`: the field came after stores were
     written (config.ADDED_FIELDS: it identifies a result only away from its default).
     `exclusive`: only the protocols that list it may set it away from its default; the
     message says why (e.g. "piggybacking is part of")."""
@@ -80,6 +81,7 @@ class Param:
     added: bool = True
     exclusive: str = ""
     choices: tuple[str, ...] = ()
+    length: int = 0
 
 
 @dataclass(frozen=True)
