@@ -108,12 +108,16 @@ def _all_multicast(pb, group, nbytes, times):
     return pb
 
 
-@st.composite
-def trees_and_traffic(draw):
+def draw_trees(draw):
+    """NIs, a tree kind (any seed for `random`) and a group: the trees part of a scenario."""
     n = draw(st.sampled_from([4, 8]))
     kind = draw(st.sampled_from(["binomial", "binary", "chain", "random"]))
-    seed = draw(st.integers(0, 50))
-    group = draw(st.integers(2, n))
+    return n, kind, draw(st.integers(0, 50)), draw(st.integers(2, n))
+
+
+@st.composite
+def trees_and_traffic(draw):
+    n, kind, seed, group = draw_trees(draw)
     credits = draw(st.integers(1, 4))
     packet = draw(st.sampled_from([256, 1024]))
     nbytes = draw(st.sampled_from([0, 300, 2500]))

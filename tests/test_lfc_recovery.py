@@ -14,7 +14,7 @@ from extoll_vec.protocols.lfc_trees import dependency_cycle, tree_parents
 from extoll_vec.workloads import ProgramBuilder
 
 from test_lfc import _cfg, _run
-from test_lfc_multicast import _all_multicast
+from test_lfc_multicast import _all_multicast, draw_trees
 
 
 def test_figure_3_the_subtree_grows_only_where_credits_are_missing():
@@ -88,10 +88,7 @@ def test_a_blocked_unicast_starts_a_recovery_too():
 
 @st.composite
 def any_trees(draw):
-    n = draw(st.sampled_from([4, 8]))
-    kind = draw(st.sampled_from(["binomial", "binary", "chain", "random"]))
-    seed = draw(st.integers(0, 50))
-    group = draw(st.integers(2, n))
+    n, kind, seed, group = draw_trees(draw)
     cfg = _cfg(n, draw(st.integers(1, 3)), draw(st.sampled_from([256, 1024])),
                lfc_tree=kind, lfc_tree_seed=seed, lfc_recovery=True,
                lfc_low_water=draw(st.integers(0, 1)),
