@@ -17,6 +17,7 @@ section's `check` and RunConfig.validate check what depends on the kind or on ot
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import json
 import math
@@ -839,6 +840,17 @@ def _set_dotted(d: dict, key: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
+def allowed_keys(names, got: str) -> str:
+    """What an unknown key may be: every name, or, for a long list (the protocol section holds
+    every registered protocol's fields), the closest few to the one given and how many exist,
+    so that the one-line error stays one readable line."""
+    names = list(names)
+    if len(names) <= 24:
+        return ", ".join(names)
+    near = difflib.get_close_matches(got, names, n=6, cutoff=0.5) or names[:6]
+    return f"{', '.join(near)} (the closest of {len(names)} keys)"
+
+
 def _section(cls, data: Any, pre: str):
     if data is None:
         data = {}
@@ -848,7 +860,7 @@ def _section(cls, data: Any, pre: str):
     kwargs = {}
     for k, v in data.items():
         if k not in known:
-            raise ConfigError(f"{pre}.{k}", f"unknown key; allowed: {', '.join(known)}")
+            raise ConfigError(f"{pre}.{k}", f"unknown key; allowed: {allowed_keys(known, k)}")
         kwargs[k] = known[k].coerce(v)
     return cls(**kwargs)
 

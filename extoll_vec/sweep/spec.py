@@ -59,7 +59,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..config import SECTIONS, RunConfig, TopologyConfig, from_dict
+from ..config import SECTIONS, RunConfig, TopologyConfig, allowed_keys, from_dict
 from ..errors import ConfigError, SpecError
 from ..inputs import parse_yaml_document
 from .expr import ExprError, brief, evaluate, names_in
@@ -476,10 +476,11 @@ def _base(raw: Any, ctx: _Ctx) -> tuple[dict, dict]:
             continue
         if not isinstance(value, dict):
             raise ctx.error(("base", sec), "must be a mapping of fields")
-        fields = {f.name for f in dataclasses.fields(SECTIONS[sec])}
+        fields = [f.name for f in dataclasses.fields(SECTIONS[sec])]
         for f, v in value.items():
             if f not in fields:
-                raise ctx.error(("base", sec, f), f"unknown key; allowed: {', '.join(fields)}",
+                raise ctx.error(("base", sec, f),
+                                f"unknown key; allowed: {allowed_keys(fields, str(f))}",
                                 f"{sec}.{f}")
             base[sec][f] = v
             origin[f"{sec}.{f}"] = ("base", sec, f)
@@ -490,7 +491,7 @@ def _check_key(key: Any, ctx: _Ctx, keypath: tuple, known: dict) -> str:
     if not isinstance(key, str) or key not in known:
         sec = key.split(".")[0] if isinstance(key, str) else None
         if sec in SECTIONS:
-            allowed = ", ".join(k for k in known if k.startswith(sec + "."))
+            allowed = allowed_keys([k for k in known if k.startswith(sec + ".")], key)
             raise ctx.error(keypath, f"unknown config key; allowed: {allowed}", str(key))
         raise ctx.error(keypath, "unknown config key; allowed: SECTION.FIELD with a section "
                                  f"of {', '.join(SECTIONS)}, or seed (an axis may also be a "
