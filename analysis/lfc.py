@@ -10,6 +10,8 @@ workloads/multicast.py over ranks 0..P-1:
 - ``lfc_trees`` (Figure 6, Table 1): binomial, binary and chain trees with recovery, single
   sender and all-to-all, and Table 1's recoveries and deadlock-channel packets per multicast
   in the 64 KB all-to-all.
+- ``lfc_vs_fmmc`` (Figures 7-8): LFC with 256-byte packets, binary trees and recovery against
+  FM/MC (protocols/fmmc.py), single sender and all-to-all, 8 to 61 processors.
 
 Statistics per multicast are per multicast packet a root injects (gap G18: "1.3 (out of 60)
 packets per multicast" on 61 processors is per packet); recoveries count every NI's, false
@@ -26,7 +28,8 @@ from .extoll_common import completed, configs, figure, write_outputs
 from .registry import Needs, Table, target
 
 # L168-L170: multicast latency (us) and peak blast throughput (MB/s) on 4 and 61 processors
-PAPER = {"latency_4": 22.0, "latency_61": 59.0, "peak_4": 42.9, "peak_61": 13.3}
+PAPER = {"latency_4": 22.0, "latency_61": 59.0, "peak_4": 42.9, "peak_61": 13.3,
+         "fmmc_peak_61": 7.7}   # L222
 TABLE1 = {"binary": (0.362, 2.7), "binomial": (0.853, 3.5), "chain": (1.000, 59.9)}  # L203-L205
 FIG5_RECOVERIES, FIG5_DL_PACKETS = 0.25, 1.3   # L181: 1 KB packets, per multicast
 TREES = ("binomial", "binary", "chain")
@@ -59,6 +62,7 @@ def measure(ds, i: int, c) -> dict:
     w, P = c.workload, c.workload.group_size
     m = ds.mark_time_us.values[i]
     out = {"kind": w.kind, "group": P, "message_bytes": w.message_bytes,
+           "protocol": c.protocol.name,
            "tree": c.protocol.lfc_tree, "recovery": bool(c.protocol.lfc_recovery),
            "packet_bytes": c.mpi.velo_payload, "credits": c.protocol.lfc_credits}
     if w.kind == "mcast_latency":
@@ -77,13 +81,16 @@ def measure(ds, i: int, c) -> dict:
     dl = int(ds["lfc_dl_packets"].values[i].sum()) if "lfc_dl_packets" in ds else 0
     out["recoveries_per_mcast"] = rec / mcasts
     out["dl_packets_per_mcast"] = dl / mcasts
+    swaps = ds["fmmc_swaps"].values[i] if "fmmc_swaps" in ds else None
+    out["swaps_per_mcast"] = (float(np.nansum(swaps)) / mcasts
+                              if swaps is not None and c.protocol.name == "fmmc" else 0.0)
     return out
 
 
-def _points(ds) -> list[dict]:
+def _points(ds, protocols=("lfc",)) -> list[dict]:
     ds = completed(ds)
     return [measure(ds, i, c) for i, c in enumerate(configs(ds))
-            if c.protocol.name == "lfc" and c.workload.kind in KINDS]
+            if c.protocol.name in protocols and c.workload.kind in KINDS]
 
 
 def _err(model: float, paper: float) -> float:
@@ -264,4 +271,68 @@ def lfc_trees(ds, out_dir=None) -> Table:
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
         write_outputs(table, fig, out_dir, "lfc_trees")
+    return table
+
+
+# ---- Figures 7-8 ---------------------------------------------------------------------------------
+# L226-L237: who is ahead at large messages, per processor count
+FIG78 = {8: "FM/MC ahead", 16: "about equal", 32: "LFC ahead", 61: "LFC ahead"}
+
+
+def _ahead(lfc: float, fm: float) -> str:
+    """Who is ahead; "about equal" within 5 % (the paper gives no figure for it)."""
+    r = lfc / fm
+    return "about equal" if 1 / 1.05 <= r <= 1.05 else ("LFC ahead" if r > 1 else "FM/MC ahead")
+
+
+@target("lfc_vs_fmmc", "Seed 002 Figures 7-8: LFC (256-byte packets, binary trees, deadlock "
+        "recovery) against FM/MC, single-sender and all-to-all throughput on 8-61 processors",
+        needs=LfcPoints(), sweep=True)
+def lfc_vs_fmmc(ds, out_dir=None) -> Table:
+    pts = [p for p in _points(ds, ("lfc", "fmmc")) if p["kind"] in KINDS[1:]]
+    curve = defaultdict(dict)   # (kind, protocol, P) -> {bytes: MB/s}
+    for p in pts:
+        curve[(p["kind"], p["protocol"], p["group"])][p["message_bytes"]] = p["value"]
+    rows = [[p["kind"].removeprefix("mcast_"), p["protocol"], p["group"], p["message_bytes"],
+             p["value"], p["swaps_per_mcast"]]
+            for p in sorted(pts, key=lambda p: (p["kind"], p["protocol"], p["group"],
+                                                p["message_bytes"]))]
+    notes = []
+    fm61 = curve.get(("mcast_blast", "fmmc", 61))
+    if fm61:
+        best = max(fm61, key=fm61.get)
+        notes.append(f"FM/MC peak throughput, 61 processors: {fm61[best]:.2f} MB/s at {best} B "
+                     f"(paper {PAPER['fmmc_peak_61']:g} MB/s, "
+                     f"{_err(fm61[best], PAPER['fmmc_peak_61']):+.1f} %)")
+    for kind, fig in (("mcast_blast", "Figure 7"), ("mcast_alltoall", "Figure 8")):
+        for P in sorted({p["group"] for p in pts}):
+            a, b = curve.get((kind, "lfc", P)), curve.get((kind, "fmmc", P))
+            both = sorted(set(a or ()) & set(b or ()))
+            if both:
+                big = both[-1]
+                want = FIG78.get(P, "LFC ahead" if P > 32 else "?")
+                notes.append(f"{fig}, {P} processors at {big} B: LFC {a[big]:.2f}, FM/MC "
+                             f"{b[big]:.2f} MB/s: {_ahead(a[big], b[big])} (paper: {want})")
+    table = Table(f"lfc_vs_fmmc: {len(rows)} points",
+                  ["benchmark", "protocol", "processors", "message_bytes", "mb_s",
+                   "swaps_per_mcast"], rows, notes)
+    if out_dir is not None:
+        fig, axes = figure(2, width=5.0, height=4.0)
+        for ax, kind, title in ((axes[0][0], "mcast_blast", "Figure 7: single sender"),
+                                (axes[0][1], "mcast_alltoall", "Figure 8: all-to-all, per "
+                                 "sender")):
+            for k, P in enumerate(sorted({p["group"] for p in pts})):
+                for proto, ls in (("lfc", "-"), ("fmmc", "--")):
+                    xy = sorted(curve.get((kind, proto, P), {}).items())
+                    if xy:
+                        ax.plot([x for x, _ in xy], [y for _, y in xy], ls, marker="o",
+                                color=f"C{k}", label=f"{'LFC' if proto == 'lfc' else 'FM/MC'}"
+                                                     f" {P}")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("message size (bytes)")
+            ax.set_ylabel("throughput (MB/s)")
+            ax.set_title(title)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7, ncol=2)
+        write_outputs(table, fig, out_dir, "lfc_vs_fmmc")
     return table

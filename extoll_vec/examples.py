@@ -211,6 +211,29 @@ def lfc_ni_costs(lam: float = LFC_LAMBDA, beta: float = LFC_BETA) -> dict:
     return {**{k: round(lam * v, 3) for k, v in LFC_STEPS.items()}, "lfc_tx_ns_per_kb": beta}
 
 
+# FM/MC's NI control program on the same LANai (seed 002, 2.2): LFC's steps without the credit
+# work (a receive step takes no credits: LFC's less one credit step), its own token and request
+# steps and a swap's DMA set-ups, at LFC's fitted lambda and beta (gap G11; FM/MC's own costs
+# are in the paper's [17])
+FMMC_STEPS = {"fmmc_poll_ns": 1000.0, "fmmc_tx_ns": 1000.0, "fmmc_rx_ns": 4000.0,
+              "fmmc_fwd_ns": 2000.0, "fmmc_credit_ns": 1000.0, "fmmc_token_ns": 2000.0,
+              "fmmc_swap_ns": 2000.0}
+
+
+def fmmc_testbed(window: int = 8, mc_buffers: int = 18) -> dict:
+    """Seed 002's testbed running FM/MC (section 5.3): 256-byte packets whose first word is
+    the handler (mpi.header_bytes 4: a 256-byte message takes two packets, L228), binary
+    trees, a host window of `window` packets per pair, the host buffers its credits stand for."""
+    d = myrinet_testbed(packet_bytes=256)
+    d["mpi"]["header_bytes"] = 4
+    lam, beta = LFC_LAMBDA, LFC_BETA
+    d["protocol"] = {"name": "fmmc", "window": window, "threshold": max(1, window // 2),
+                     "mailbox_slots": 63 * window + mc_buffers, "fmmc_mc_buffers": mc_buffers,
+                     "fmmc_request": 8, "fmmc_tx_ns_per_kb": beta,
+                     **{k: round(lam * v, 3) for k, v in FMMC_STEPS.items()}}
+    return d
+
+
 @_example("lfc-unicast")
 def lfc_unicast() -> RunConfig:
     """Seed 002's machine: LFC one-way latency, ping-pong of 0 B x 20 between nodes 0 and 1."""
@@ -240,6 +263,21 @@ def lfc_latency() -> RunConfig:
 def lfc_blast() -> RunConfig:
     """Seed 002's Figure 4 (bottom): node 0 multicasts 32 x 16 KB to 61 nodes, binomial."""
     return lfc_workload("mcast_blast", 61, 16384, iterations=32, warmup=1)
+
+
+@_example("lfc-vs-fmmc")
+def lfc_vs_fmmc() -> RunConfig:
+    """Seed 002's Figures 7-8: LFC as configured against FM/MC (256-byte packets, 32 buffers
+    per sender: the NI memory of 8 x 1 KB, binary trees, deadlock recovery), node 0
+    multicasting 16 x 4 KB to 16 nodes; the protocol section also holds FM/MC's settings, so
+    protocol.name fmmc with mailbox_slots 522 and mpi.header_bytes 4 runs FM/MC on it."""
+    d = myrinet_testbed(credits=32, packet_bytes=256)
+    d["protocol"].update(lfc_tree="binary", lfc_recovery=True,
+                         **{k: v for k, v in fmmc_testbed()["protocol"].items()
+                            if k.startswith("fmmc_") or k in ("window", "threshold")})
+    d["workload"] = {"kind": "mcast_blast", "ranks": 64, "group_size": 16,
+                     "message_bytes": 4096, "iterations": 16, "warmup": 1}
+    return from_dict(d)
 
 
 @_example("lfc-alltoall")

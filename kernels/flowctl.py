@@ -18,6 +18,7 @@ Rank hooks (costs are CPU time in fixed point, credit operations x par[P_CREDIT]
                                      waited for flow control first; h's pk_pf may be set)  0
 - on_arrival(r, src, kind, ctype)    the NIC wrote a packet from src into r's mailbox
 - on_retrieved(r, src)               a data packet from src was taken out of r's mailbox  0
+- on_mc_retrieved(r, root)           a multicast packet of root's was taken out instead    0
 - on_control(r, src, ctype, pay)     a control packet (or piggybacked credits) from src was
                                      taken out of r's mailbox                      0
 - ctrl_payload(r, dst, ctype)        the payload of the control packet r writes now, or -1:
@@ -56,5 +57,5 @@ the protocol's own scalar parameters in par[P_PP0..] (or slots of its own).
 from extoll_vec.kernels.dispatch import (ctrl_payload, eager_ok, fc_init, may_send,  # noqa: F401
                                          nic_may_inject, nic_on_eject,
                                          nic_on_host, nic_on_sent, on_arrival, on_control,
-                                         on_retrieved, on_sent, on_timer, piggyback,
+                                         on_mc_retrieved, on_retrieved, on_sent, on_timer, piggyback,
                                          router_on_forward, snapshot_field)

@@ -63,6 +63,9 @@ SD_RMA = 2
 # keeps the eager threshold < 2**24); rendezvous: send slot 12 | bytes 28; control: type 8 |
 # credits 32. engine.Batch refuses programs beyond these widths (MB_* limits).
 MB_SRC_SHIFT = 44
+# a multicast packet's entry: its piggybacked-credit field all ones (a multicast carries no
+# credits: it has no one destination), so the rank calls on_mc_retrieved for it
+MB_MCAST = (1 << 16) - 1
 MB_RNDV_SLOTS = 1 << 12
 MB_RNDV_BYTES = 1 << 28
 
@@ -92,8 +95,11 @@ def mailbox_write(S, par, b, r, h):
         S.err_info[b, 0] = r
         return
     flowctl.on_arrival(S, par, b, r, S.pk[b, h].src, S.pk[b, h].kind, S.pk[b, h].aux)
+    aux = S.pk[b, h].aux
+    if S.pk[b, h].kind == PK_DATA and S.pk[b, h].aux2 > 0:
+        aux = MB_MCAST
     S.mb_q[b, r, (S.mb_head[b, r] + S.mb_cnt[b, r]) % MC] = mb_pack(
-        S.pk[b, h].src, S.pk[b, h].kind, S.pk[b, h].last, S.pk[b, h].aux, S.pk[b, h].pay)
+        S.pk[b, h].src, S.pk[b, h].kind, S.pk[b, h].last, aux, S.pk[b, h].pay)
     S.mb_cnt[b, r] += 1
     if S.mb_cnt[b, r] > S.st_mbmax[b, r]:
         S.st_mbmax[b, r] = S.mb_cnt[b, r]
@@ -403,8 +409,11 @@ def _retrieve(S, T, par, b, r, now):
             cost += par[b, P_MATCH]
             write_half_done(S, b, r, pay, now)
     else:
-        fc = flowctl.on_retrieved(S, par, b, r, src)
-        if kind == PK_DATA and aux > 0:   # piggybacked credits (5.4, 6.5.3)
+        if kind == PK_DATA and aux == MB_MCAST:   # a multicast packet (its root: src)
+            fc = flowctl.on_mc_retrieved(S, par, b, r, src)
+        else:
+            fc = flowctl.on_retrieved(S, par, b, r, src)
+        if kind == PK_DATA and 0 < aux < MB_MCAST:   # piggybacked credits (5.4, 6.5.3)
             S.rk_sqblk[b, r] = 0
             fc += flowctl.on_control(S, par, b, r, src, CT_PIGGYBACK, aux)
         fc = fc_cycles(S, b, r, fc)

@@ -340,6 +340,7 @@ MISSING = {   # target: (in the store of reference points only, in the store of 
     "lfc_multicast": ("no completed LFC multicast benchmark point",) * 2,
     "lfc_recovery_overhead": ("no completed LFC multicast benchmark point",) * 2,
     "lfc_trees": ("no completed LFC multicast benchmark point",) * 2,
+    "lfc_vs_fmmc": ("no completed LFC multicast benchmark point",) * 2,
     "ib_families": ("no completed reference point of IB",
                     "no completed reference point of EXTOLL or IB"),
 }

@@ -58,7 +58,7 @@ def test_a_protocol_that_does_not_multicast_refuses_the_program():
                      "protocol": {"name": "static", "mailbox_slots": 64}})
     prog = _bcast(ProgramBuilder(4), 0, 4, 8).build()
     with pytest.raises(ConfigError, match="protocol.name: got static; allowed: a protocol that "
-                                          "multicasts \\(lfc\\)"):
+                                          "multicasts \\(lfc, fmmc\\)"):
         Batch([cfg], [prog])
 
 

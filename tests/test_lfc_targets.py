@@ -56,3 +56,17 @@ def test_lfc_trees(out):
     size = {t: float(v[("alltoall", t)]["dl_packets_per_mcast"])
             / float(v[("alltoall", t)]["recoveries_per_mcast"]) for t in ("binary", "chain")}
     assert size["chain"] > size["binary"]
+
+
+def test_lfc_vs_fmmc(out):
+    """Figures 7-8 at 8 and 16 processors: FM/MC's single-sender throughput falls faster with
+    the group than LFC's (its credits come back only once the token has passed every member:
+    L235, "LFC's multicast protocol scales better"); at 8 processors the two blasts are within
+    10 % (FM/MC's lighter NI steps against its credit round trips)."""
+    rows = run_target(out, "lfc_vs_fmmc")
+    assert len(rows) == 2 * 2 * 2                     # protocols x groups x benchmarks
+    finite(rows, "mb_s", "swaps_per_mcast")
+    v = {(r["benchmark"], r["protocol"], int(r["processors"])): float(r["mb_s"]) for r in rows}
+    fm, lfc = (v[("blast", p, 16)] / v[("blast", p, 8)] for p in ("fmmc", "lfc"))
+    assert fm < lfc < 1
+    assert abs(v[("blast", "fmmc", 8)] / v[("blast", "lfc", 8)] - 1) < 0.1

@@ -33,6 +33,7 @@ REGISTERED = (
     "extoll_vec.protocols.rdrp",       # seed 001's RDRP at network level (kernels/proto_rdrp.py)
     "extoll_vec.protocols.infiniband",  # seed 003's MPI over IB schemes (kernels/proto_ib.py)
     "extoll_vec.protocols.lfc",        # seed 002's NI-level credits (kernels/proto_lfc.py)
+    "extoll_vec.protocols.fmmc",       # seed 002's FM/MC comparison (kernels/proto_fmmc.py)
 )
 
 # hook name -> (arguments after the state, default body). The rank hooks (EXTOLL's) take
@@ -44,6 +45,7 @@ HOOKS = {
     "on_sent": ("S, par, b, r, dst, h, delayed", "return 0"),
     "on_arrival": ("S, par, b, r, src, kind, ctype", "pass"),
     "on_retrieved": ("S, par, b, r, src", "return 0"),
+    "on_mc_retrieved": ("S, par, b, r, root", "return 0"),
     "on_control": ("S, par, b, r, src, ctype, payload", "return 0"),
     "ctrl_payload": ("S, par, b, r, dst, ctype", "return 0"),
     "piggyback": ("S, par, b, r, dst", "return 0"),
