@@ -9,10 +9,11 @@
   the GIL that long stops every other thread of the process, and a Dask worker whose
   heartbeat thread is stopped for minutes is declared dead and restarted, its batch rerun.
   Kernels touch no Python object, so releasing it is safe.
-- ``outlined``: a helper on a rare path of one protocol (LFC's deadlock recovery). Its own
-  function, not inlined, so that its body does not grow the event loop that every protocol
-  runs (the hop is sensitive to the loop's size: docs/design.md); a call copies the State
-  tuple, so callers test the cheap condition first.
+- ``outlined``: a helper on a rare path of one protocol (LFC's deadlock recovery), or the
+  hooks of a protocol no other one's speed should pay for (FM/MC). Its own function, not
+  inlined, so that its body does not grow the event loop that every protocol runs (the hop
+  is sensitive to the loop's size: docs/design.md); a call copies the State tuple, so callers
+  test the cheap condition first.
 - ``analysis``: a static analysis called from Python that allocates its result (progstats),
   so it keeps Numba's reference counting.
 
