@@ -39,7 +39,7 @@ from .. import dtypes as D
 from . import fc_layout as L
 from .audit import node_counter
 from .extoll import _check_window, _window_params
-from .lfc import children_of
+from .lfc import check_group_program, check_ni_machine, children_of, fill_tables, group_size
 from .lfc_trees import TREE_KINDS
 from .registry import Output, Param, Protocol
 
@@ -105,10 +105,6 @@ def manager(cfg) -> int:
     return cfg.n_nodes - 1 if m < 0 else m
 
 
-def group_size(cfg) -> int:
-    return cfg.workload.group_size or cfg.n_nodes
-
-
 def _trees(cfg):
     pc = cfg.protocol
     return children_of(pc.fmmc_tree, group_size(cfg), cfg.n_nodes, pc.fmmc_tree_seed, ())
@@ -142,26 +138,13 @@ def _node_params(cfg, topo) -> np.ndarray:
         out[x, NP_NEXT] = route[(i + 1) % len(route)]
     out[:group_size(cfg), NP_MEMBER] = 1
     out[:, NP_FANOUT] = F
-    for s, tree in enumerate(_trees(cfg)):
-        base = NODE_PARAMS + s * (F + 1)
-        for x, kids in enumerate(tree):
-            out[x, base] = len(kids)
-            out[x, base + 1:base + 1 + len(kids)] = kids
+    fill_tables(out, NODE_PARAMS, F, _trees(cfg))
     return out
 
 
 def _check_run(cfg):
     from ..config import _check
-    _check(not cfg.workload.synthetic, "protocol.name",
-           "none, backpressure, capped, fecn or rdrp for network-only traffic (FM/MC is "
-           "flow control of MPI-level packets)", cfg.protocol.name)
-    _check(cfg.mpi.ranks_per_node == 1, "mpi.ranks_per_node",
-           "1 under fmmc (one process per NI, seed 002)", cfg.mpi.ranks_per_node)
-    _check(cfg.mpi.eager_threshold == 2**24 - 1, "mpi.eager_threshold",
-           f"{2**24 - 1} under fmmc (FM has no rendezvous: every message goes in packets)",
-           cfg.mpi.eager_threshold)
-    _check(not cfg.mpi.limic, "mpi.limic", "false under fmmc (one process per node)",
-           cfg.mpi.limic)
+    check_ni_machine(cfg, "fmmc", "FM/MC")
     pc, n = cfg.protocol, cfg.n_nodes
     _check(pc.fmmc_manager < n, "protocol.fmmc_manager",
            f"a node 0..{n - 1}, or -1 (the last node)", pc.fmmc_manager)
@@ -173,16 +156,6 @@ def _check_run(cfg):
            f">= {need} under fmmc: window ({pc.window}) x {n - 1} senders + fmmc_mc_buffers "
            f"({pc.fmmc_mc_buffers}), the host buffers its credits stand for",
            pc.mailbox_slots)
-
-
-def _check_program(cfg, prog) -> None:
-    from ..config import _check
-    rows = np.isin(prog.ops[:, 0], (D.OP_MCAST, D.OP_IMCAST))
-    if rows.any():
-        got = sorted(set(prog.ops[rows, 1].tolist()))
-        _check(got == [group_size(cfg)], "workload.group_size",
-               f"the group the programs multicast to ({', '.join(map(str, got))} ranks; "
-               "0: every rank)", cfg.workload.group_size)
 
 
 def _params(cfg, p):
@@ -322,7 +295,7 @@ PROTOCOLS = (
              rank_fields=lambda cfg: RANK_FIELDS,
              node_fields=lambda cfg: CN_RING + cfg.n_nodes, node_params=_node_params,
              node_param_count=lambda cfg: NODE_PARAMS + cfg.n_nodes * (fanout(cfg) + 1),
-             nic_queue=_nic_queue, check_program=_check_program, proto_alive=_proto_alive,
+             nic_queue=_nic_queue, check_program=check_group_program, proto_alive=_proto_alive,
              host_queue=lambda cfg: cfg.n_nodes * (cfg.protocol.window + 1)
              + cfg.protocol.fmmc_mc_buffers + 8,
              packet_fields=PACKET_FIELDS, params=_params, audit=audit, diagnose=diagnose,

@@ -114,18 +114,25 @@ P_RECOVERY = D.P_PP0 + 4   # 1: deadlock recovery on (section 4)
 UPDATE_BYTES = 4           # a credit update's payload: the credit count
 
 
-def _check_run(cfg):
+def check_ni_machine(cfg, name: str, what: str) -> None:
+    """Seed 002's machine, LFC's and FM/MC's: MPI-level packets, one process per NI, every
+    message in packets (no rendezvous), no single-copy transfers."""
     from ..config import _check
     _check(not cfg.workload.synthetic, "protocol.name",
-           "none, backpressure, capped, fecn or rdrp for network-only traffic (LFC is "
+           f"none, backpressure, capped, fecn or rdrp for network-only traffic ({what} is "
            "flow control of MPI-level packets)", cfg.protocol.name)
     _check(cfg.mpi.ranks_per_node == 1, "mpi.ranks_per_node",
-           "1 under lfc (one process per NI, seed 002)", cfg.mpi.ranks_per_node)
+           f"1 under {name} (one process per NI, seed 002)", cfg.mpi.ranks_per_node)
     _check(cfg.mpi.eager_threshold == 2**24 - 1, "mpi.eager_threshold",
-           f"{2**24 - 1} under lfc (it has no rendezvous: every message goes in packets)",
+           f"{2**24 - 1} under {name} (it has no rendezvous: every message goes in packets)",
            cfg.mpi.eager_threshold)
-    _check(not cfg.mpi.limic, "mpi.limic", "false under lfc (one process per node)",
+    _check(not cfg.mpi.limic, "mpi.limic", f"false under {name} (one process per node)",
            cfg.mpi.limic)
+
+
+def _check_run(cfg):
+    from ..config import _check
+    check_ni_machine(cfg, "lfc", "LFC")
     pc, P = cfg.protocol, group_size(cfg)
     if pc.lfc_tree != USER:
         _check(not pc.lfc_tree_parents, "protocol.lfc_tree_parents",
@@ -193,15 +200,21 @@ def _node_params(cfg, topo) -> np.ndarray:
     out[:, NP_FWD] = _cycles(pc.lfc_fwd_ns, cfg)
     out[:, NP_DL] = _cycles(pc.lfc_recovery_ns, cfg)
     out[:, NP_FANOUT] = F
-    for s, tree in enumerate(trees(cfg)):
-        base = NODE_PARAMS + s * (F + 1)
-        for x, kids in enumerate(tree):
-            out[x, base] = len(kids)
-            out[x, base + 1:base + 1 + len(kids)] = kids
+    fill_tables(out, NODE_PARAMS, F, trees(cfg))
     return out
 
 
-def _check_program(cfg, prog) -> None:
+def fill_tables(out: np.ndarray, first: int, F: int, children) -> None:
+    """The NIs' forwarding tables (3.2) into npar rows `out`: per root s, at first + s * (F + 1),
+    the NI's number of children in s's tree, then the children."""
+    for s, tree in enumerate(children):
+        base = first + s * (F + 1)
+        for x, kids in enumerate(tree):
+            out[x, base] = len(kids)
+            out[x, base + 1:base + 1 + len(kids)] = kids
+
+
+def check_group_program(cfg, prog) -> None:
     """Multicasts go to the group the forwarding tables were built for."""
     from ..config import _check
     rows = np.isin(prog.ops[:, 0], (D.OP_MCAST, D.OP_IMCAST))
@@ -399,7 +412,7 @@ PROTOCOLS = (
              check_run=_check_run, node_fields=lambda cfg: NODE_FIELDS,
              node_pair_fields=lambda cfg: NODE_PAIR_FIELDS, node_params=_node_params,
              node_param_count=lambda cfg: NODE_PARAMS + cfg.n_nodes * (fanout(cfg) + 1),
-             nic_queue=_nic_queue, check_program=_check_program,
+             nic_queue=_nic_queue, check_program=check_group_program,
              proto_alive=_proto_alive,
              host_queue=lambda cfg: cfg.n_nodes * (cfg.protocol.lfc_credits + 1) + 8,
              packet_fields=PACKET_FIELDS, params=_params, audit=audit, diagnose=diagnose,
