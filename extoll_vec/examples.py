@@ -224,11 +224,13 @@ def fmmc_testbed(window: int = 8, mc_buffers: int = 18) -> dict:
     """Seed 002's testbed running FM/MC (section 5.3): 256-byte packets whose first word is
     the handler (mpi.header_bytes 4: a 256-byte message takes two packets, L228), binary
     trees, a host window of `window` packets per pair, the host buffers its credits stand for."""
+    from .protocols.fmmc import host_buffers
     d = myrinet_testbed(packet_bytes=256)
     d["mpi"]["header_bytes"] = 4
     lam, beta = LFC_LAMBDA, LFC_BETA
     d["protocol"] = {"name": "fmmc", "window": window, "threshold": max(1, window // 2),
-                     "mailbox_slots": 63 * window + mc_buffers, "fmmc_mc_buffers": mc_buffers,
+                     "mailbox_slots": host_buffers(64, window, mc_buffers),
+                     "fmmc_mc_buffers": mc_buffers,
                      "fmmc_request": 8, "fmmc_tx_ns_per_kb": beta,
                      **{k: round(lam * v, 3) for k, v in FMMC_STEPS.items()}}
     return d

@@ -290,21 +290,17 @@ def nic_on_host(S, T, par, b, node, h, now):
 @inner
 def _on_proto(S, par, b, y, h, now):
     typ = S.pk[b, h].pay
-    t = now
     if typ == T_REQUEST:
-        t = nic_work(S, b, y, now, S.npar[b, y, NP_CREDIT])
-        _request(S, par, b, y, S.pk[b, h].src, t)
+        _request(S, par, b, y, S.pk[b, h].src, nic_work(S, b, y, now, S.npar[b, y, NP_CREDIT]))
     elif typ == T_GRANT:
-        t = nic_work(S, b, y, now, S.npar[b, y, NP_CREDIT])
-        _granted(S, b, y, S.pk[b, h].aux, t)
+        _granted(S, b, y, S.pk[b, h].aux, nic_work(S, b, y, now, S.npar[b, y, NP_CREDIT]))
     else:
-        want = (typ & T_WANT) != 0
         least, sent, back = S.pk[b, h].aux, S.pk_pf[b, h, PF_SENT], S.pk_pf[b, h, PF_BACK]
         if y == par[b, P_MANAGER]:
             _round_over(S, par, b, y, max(least, 0), sent, back,
                         nic_work(S, b, y, now, S.npar[b, y, NP_TOKEN]))
         else:
-            _visit(S, par, b, y, least, sent, back, want, now)
+            _visit(S, par, b, y, least, sent, back, (typ & T_WANT) != 0, now)
 
 
 @outlined

@@ -151,7 +151,7 @@ def _check_run(cfg):
     _check(len(ring(cfg)) >= 2, "workload.group_size",
            "2 members or more, or a manager outside the group, under fmmc (the token's "
            "route)", cfg.workload.group_size)
-    need = (n - 1) * pc.window + pc.fmmc_mc_buffers
+    need = host_buffers(n, pc.window, pc.fmmc_mc_buffers)
     _check(pc.mailbox_slots >= need, "protocol.mailbox_slots",
            f">= {need} under fmmc: window ({pc.window}) x {n - 1} senders + fmmc_mc_buffers "
            f"({pc.fmmc_mc_buffers}), the host buffers its credits stand for",
@@ -168,21 +168,30 @@ def _params(cfg, p):
     p[P_CTRL_FLITS] = cfg.network.flits(CTRL_BYTES)
 
 
+def host_buffers(n: int, window: int, mc_buffers: int) -> int:
+    """A host's receive buffers under FM/MC on n nodes: a window from each other sender and
+    the multicast buffers its credits stand for (the least mailbox_slots)."""
+    return (n - 1) * window + mc_buffers
+
+
+def _held(cfg) -> int:
+    """Packets an NI keeps at once, at most: its send pool and its receive queue (which,
+    swapped, holds any number: every host's window and multicast buffers bound it)."""
+    return cfg.network.nic_fifo_packets + cfg.n_nodes * cfg.protocol.window \
+        + cfg.protocol.fmmc_mc_buffers
+
+
 def _nic_queue(cfg) -> int:
     """Packets an NI may queue to transmit: a copy per child of each host packet in its send
-    pool and of each packet in its receive queue (which, swapped, holds any number: the
-    multicast buffers of every host bound it), requests, grants and the token."""
-    n, F = cfg.n_nodes, fanout(cfg)
-    held = cfg.network.nic_fifo_packets + n * cfg.protocol.window + cfg.protocol.fmmc_mc_buffers
-    return (F + 1) * held + 2 * n + 8
+    pool and of each packet in its receive queue (_held), requests, grants and the token."""
+    return (fanout(cfg) + 1) * _held(cfg) + 2 * cfg.n_nodes + 8
 
 
 def _proto_alive(cfg) -> int:
     """Per NI: its kept packets (send pool and receive queue) with a copy per child and one
     for the host; a request, a grant per rank, the token."""
-    n, F = cfg.n_nodes, fanout(cfg)
-    held = cfg.network.nic_fifo_packets + n * cfg.protocol.window + cfg.protocol.fmmc_mc_buffers
-    return n * ((F + 2) * held + 2) + n + 1
+    n = cfg.n_nodes
+    return n * ((fanout(cfg) + 2) * _held(cfg) + 2) + n + 1
 
 
 def credit_problems(S, b, cfg) -> list[str]:
