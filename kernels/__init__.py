@@ -14,7 +14,8 @@ The protocol hooks' dispatch module is generated from the protocol registry
 (protocols/registry.py dispatch_source) into that directory as ``proto_dispatch.py`` (written
 atomically, and only when its text changes, so that its cached machine code stays valid across
 processes) and imported as ``extoll_vec.kernels.dispatch``; its text and the registry's record
-modules are part of the hash.
+modules are part of the hash. A batch of one protocol family runs a copy of the kernels
+bound to a dispatch of that family alone (specialize.py), cached in a subdirectory.
 """
 import hashlib
 import importlib.util
@@ -48,15 +49,15 @@ def source_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def _load_dispatch(d: Path):
-    """Write the generated dispatch module into the cache directory d (only if its text
-    differs: Numba's cache index is keyed on the file's time stamp) and import it."""
+def load_dispatch(d: Path, text: str, name: str):
+    """Write a generated dispatch module into the cache directory d (only if its text
+    differs: Numba's cache index is keyed on the file's time stamp; atomically: processes
+    sharing the cache write the same text) and import it as `name`."""
     path = d / "proto_dispatch.py"
-    if not path.exists() or path.read_text() != _DISPATCH:
+    if not path.exists() or path.read_text() != text:
         tmp = d / f".proto_dispatch.{os.getpid()}.tmp"
-        tmp.write_text(_DISPATCH)
+        tmp.write_text(text)
         os.replace(tmp, path)
-    name = __name__ + ".dispatch"
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
@@ -89,10 +90,11 @@ def cache_dir() -> Path:
     return d
 
 
+CACHE_DIR = cache_dir()   # this version's; specialize.py puts the family copies inside it
 _saved = _numba_config.CACHE_DIR
-_numba_config.CACHE_DIR = str(cache_dir())
+_numba_config.CACHE_DIR = str(CACHE_DIR)
 try:  # decorating with cache=True reads CACHE_DIR: every kernel module is decorated here
-    dispatch = _load_dispatch(Path(_numba_config.CACHE_DIR))
+    dispatch = load_dispatch(CACHE_DIR, _DISPATCH, __name__ + ".dispatch")
     from . import common, flowctl, host, network, nic, progstats, sim, wheel  # noqa: F401
 finally:
     _numba_config.CACHE_DIR = _saved

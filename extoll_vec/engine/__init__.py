@@ -13,8 +13,9 @@ from .batch import Batch, run_batch, simulate
 from .diagnostics import check_invariants, describe_error
 from .params import cycles
 from .results import RESULT_VARIABLES
-from .sizing import NONE_MAILBOX_CAP, ProgramFigures, mailbox_capacity, shape_key, state_sizes
+from .sizing import (NONE_MAILBOX_CAP, ProgramFigures, batch_key, mailbox_capacity, shape_key,
+                     state_sizes)
 
-__all__ = ["Batch", "run_batch", "simulate", "shape_key", "cycles", "ProgramFigures",
+__all__ = ["Batch", "run_batch", "simulate", "shape_key", "batch_key", "cycles", "ProgramFigures",
            "state_sizes", "mailbox_capacity", "check_invariants", "describe_error",
            "RESULT_VARIABLES", "NONE_MAILBOX_CAP"]

@@ -16,13 +16,14 @@ from ..state import allocate
 from ..topology import build as build_topology
 from ..topology.deadlock import check_deadlock_free
 from ..workloads import build_program, skewed, snapshot_counts, synthetic_destinations
-from extoll_vec.kernels import progstats, sim
+from extoll_vec.kernels import progstats
+from extoll_vec.kernels.specialize import sim_for
 from .diagnostics import check_invariants, describe_error
 from .pairs import pair_table, pair_table_size
 from .params import cycles, member_params, node_params, sink_rates, topo_arrays
 from .results import RESULT_VARIABLES, results
-from .sizing import (ProgramFigures, check_memory, check_widths, mailbox_capacity, ring_slots,
-                     shape_key, state_sizes)
+from .sizing import (ProgramFigures, batch_key, check_memory, check_widths, mailbox_capacity,
+                     ring_slots, shape_key, state_sizes)
 
 
 class Batch:
@@ -43,6 +44,8 @@ class Batch:
         c0 = configs[0]
         self.topology = build_topology(c0.topology)
         self.T = topo_arrays(self.topology, c0)
+        # the kernels compiled for the members' protocols (kernels/specialize.py)
+        self.sim = sim_for(c.protocol.name for c in configs)
         B, NR = len(configs), c0.n_ranks
         # workload.kind "program": the caller hands in hand-written Programs, one per config
         programs = list(programs) if programs is not None else [build_program(c) for c in configs]
@@ -110,7 +113,7 @@ class Batch:
             nr = len(real)
             S.pair_dense[b] = nr > 0 and bool((real == nr).all()) and bool(
                 (ptr == np.arange(nr + 1) * nr).all())
-        sim.start(S, self.T, self.par, self.starts)
+        self.sim.start(S, self.T, self.par, self.starts)
 
     def run(self, progress: Callable[[float], None] | None = None,
             profile: np.ndarray | None = None, threads: int = 1) -> None:
@@ -160,9 +163,9 @@ class Batch:
         (docs/design.md)."""
         S = self.S
         if pool is None:
-            return sim.advance(S, self.T, self.par, self.ops, t_stop, profile, 0, len(S.now))
+            return self.sim.advance(S, self.T, self.par, self.ops, t_stop, profile, 0, len(S.now))
         active = [b for b in range(len(S.now)) if S.finished[b] == 0 and S.status[b] == 0]
-        calls = [pool.submit(sim.advance, self._member_state(b), self.T,
+        calls = [pool.submit(self.sim.advance, self._member_state(b), self.T,
                              self.par[b:b + 1], self.ops[b:b + 1], t_stop,
                              None if profile is None else profile[b:b + 1], 0, 1)
                  for b in active]
@@ -212,12 +215,12 @@ def run_batch(configs: Sequence[RunConfig], progress=None, programs=None,
 
 def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | None = None,
              max_batch: int = 8, programs: Sequence | None = None, threads: int = 1):
-    """Run configs (batched by shape) and return one Dataset with a `point` per config;
-    `threads` members of a batch advance at once (Batch.run)."""
+    """Run configs (batched by engine.batch_key: shape and kernel build) and return one Dataset
+    with a `point` per config; `threads` members of a batch advance at once (Batch.run)."""
     configs = list(configs)
     groups: dict[tuple, list[int]] = {}
     for i, c in enumerate(configs):
-        groups.setdefault(shape_key(c), []).append(i)
+        groups.setdefault(batch_key(c), []).append(i)
     per_point: list[dict] = [None] * len(configs)  # type: ignore[list-item]
     for idx in groups.values():
         for k in range(0, len(idx), max_batch):

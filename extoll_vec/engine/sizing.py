@@ -21,6 +21,7 @@ from ..errors import ConfigError
 from ..formulas import message_packets
 from extoll_vec.kernels import host
 from extoll_vec.kernels.fc_fields import PAIR_FIELDS
+from extoll_vec.kernels.specialize import kernel_family
 from ..protocols.registry import protocol
 
 NONE_MAILBOX_CAP = 1 << 16   # slots: the "unlimited" mailbox of protocol none holds this many
@@ -31,6 +32,12 @@ def shape_key(cfg: RunConfig) -> tuple:
     t = cfg.topology
     return (t.kind, t.dims if t.kind in ("mesh", "torus") else (), t.p, t.a, t.h, t.n_groups,
             t.cube_dim, cfg.n_ranks, cfg.network.vcs, cfg.workload.synthetic)
+
+
+def batch_key(cfg: RunConfig) -> tuple:
+    """Configs with equal keys may share a batch: equal shapes, and one compiled build of the
+    kernels (the protocol's family under the default policy: kernels/specialize.py)."""
+    return shape_key(cfg) + (kernel_family(cfg.protocol.name),)
 
 
 class ProgramFigures(NamedTuple):

@@ -1,7 +1,7 @@
 """Parameter sweeps on Dask into one zarr store.
 
     spec.py      sweep specs (YAML) -> Sweep: axes and one RunConfig per point
-    plan.py      batching by engine.shape_key under a memory budget; work estimates
+    plan.py      batching by engine.batch_key under a memory budget; work estimates
     store.py     the sweep store: created up front, completion mask, region writes, open/dense
     cluster.py   cluster.yaml -> a distributed Client (local, address, ssh, slurm, pbs)
     runner.py    run_sweep(): the missing points on the cluster, faults, Ctrl-C

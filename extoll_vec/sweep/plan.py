@@ -1,8 +1,9 @@
 """Batching: which points one kernel call advances together, and what a batch costs.
 
-Points with equal engine.shape_key (equal array shapes) may share a batch. plan_batches()
-splits each shape group into batches whose estimated state memory stays under a budget, small
-enough that every worker gets several batches (load balance), and no larger than max_batch.
+Points with equal engine.batch_key (equal array shapes, one build of the kernels) may share a
+batch. plan_batches() splits each such group into batches whose estimated state memory stays
+under a budget, small enough that every worker gets several batches (load balance), and no
+larger than max_batch.
 Batches are ordered largest estimated work first, so the long ones start early.
 
 The memory estimate mirrors the array sizes engine.Batch allocates (state.FIELDS); it is an
@@ -151,10 +152,10 @@ def plan_batches(configs: Sequence[RunConfig], todo: Sequence[int], workers: int
                  memory: int = DEFAULT_BATCH_MEMORY, threads: int = 1) -> list[PlannedBatch]:
     """Batches covering the points `todo` (indices into configs), largest work first;
     `threads`: members each batch advances at once (batch_size)."""
-    from ..engine import shape_key
+    from ..engine import batch_key
     groups: dict[tuple, list[int]] = {}
     for i in sorted(set(todo)):
-        groups.setdefault(shape_key(configs[i]), []).append(i)
+        groups.setdefault(batch_key(configs[i]), []).append(i)
     est = {i: estimate(configs[i]) for i in todo}
     out: list[tuple[int, tuple[int, ...], int, int]] = []
     for pts in groups.values():

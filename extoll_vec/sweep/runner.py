@@ -1,9 +1,10 @@
 """Run the missing points of a sweep on a Dask cluster into its store.
 
 run_sweep() prepares the store (create, or resume: only points not yet completed run), plans
-batches, loads the kernels on one worker first (on a cold Numba cache that worker compiles them
-once; the others then load the cache), submits one task per batch and writes every finished
-batch into the store from the client, in completion order.
+batches, loads the kernels the points run (a build per protocol family) on one worker first
+(on a cold Numba cache that worker compiles them once; the others then load the cache),
+submits one task per batch and writes every finished batch into the store from the client,
+in completion order.
 
 Faults: a worker that dies mid-task is replaced by its nanny and Dask re-runs the batch
 elsewhere. A batch in which a point fails (SimulationError, e.g. a deadlock) is split: the
@@ -28,7 +29,7 @@ import numpy as np
 
 from ..errors import ExtollVecError
 from .cluster import BATCH_RESOURCE
-from .plan import DEFAULT_BATCH_MEMORY, DEFAULT_MAX_BATCH, plan_batches
+from .plan import DEFAULT_BATCH_MEMORY, DEFAULT_MAX_BATCH, estimate, plan_batches
 from .progress import Progress
 from .spec import Sweep
 from .store import StoreWriter, prepare_store
@@ -97,6 +98,19 @@ class _ErrorLog:
         self.result.log = str(self.path)
 
 
+def _one_per_build(sweep: Sweep, todo: list[int]) -> list:
+    """The smallest point (by estimated state) of each kernel build the points run
+    (engine.batch_key's last part: the protocol family), for warm_kernels."""
+    from ..engine import batch_key
+    best: dict[Any, tuple[int, int]] = {}
+    for i in todo:
+        cfg = sweep.configs[i]
+        key, size = batch_key(cfg)[-1], estimate(cfg).state_bytes
+        if key not in best or size < best[key][0]:
+            best[key] = (size, i)
+    return [sweep.configs[i] for _, i in best.values()]
+
+
 def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
               max_batch: int = DEFAULT_MAX_BATCH, memory: int = DEFAULT_BATCH_MEMORY,
               quiet: bool = False, stream: TextIO | None = None, workers: int | None = None,
@@ -146,7 +160,8 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
         return fut
 
     try:
-        warm = client.submit(warm_kernels, pure=False, key=f"warm-{token}")
+        warm = client.submit(warm_kernels, _one_per_build(sweep, todo), pure=False,
+                             key=f"warm-{token}")
         try:
             warm.result(timeout=15)
         except TimeoutError:

@@ -29,7 +29,7 @@ last_threads = 0
 
 
 def run_points(configs, member_threads: bool = False) -> dict | BatchFailure:
-    """Simulate one batch (configs of equal engine.shape_key); the engine's arrays, one row per
+    """Simulate one batch (configs of equal engine.batch_key); the engine's arrays, one row per
     config, or a BatchFailure. member_threads: the task holds the whole worker (the resource
     cluster.BATCH_RESOURCE), so it advances that many members at once as the worker has
     threads (bit-identical to one thread: engine.Batch.run)."""
@@ -47,11 +47,20 @@ def run_points(configs, member_threads: bool = False) -> dict | BatchFailure:
                             f"{socket.gethostname()}, pid {os.getpid()}")
 
 
-def warm_kernels() -> float:
-    """Load (or, on a cold Numba cache, compile) the kernels by running the smallest example;
-    returns the seconds it took."""
+def warm_kernels(configs=None) -> float:
+    """Load (or, on a cold Numba cache, compile) the kernels each of `configs` runs (one per
+    kernel build: kernels/specialize.py), or by running the smallest example; returns the
+    seconds it took. A config's batch is built and advanced to cycle 0 only: compiling
+    needs the argument types, not the run."""
     t0 = time.perf_counter()
     from .. import engine
     from ..examples import get_example
-    engine.run_batch([get_example("tiny")])
+    if configs is None:
+        engine.run_batch([get_example("tiny")])
+    for cfg in configs or ():
+        try:
+            batch = engine.Batch([cfg])
+        except ExtollVecError:
+            continue     # its own batch reports it, as one failed point
+        batch.sim.advance(batch.S, batch.T, batch.par, batch.ops, 0, None, 0, 1)
     return time.perf_counter() - t0
