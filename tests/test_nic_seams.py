@@ -5,7 +5,11 @@ The protocols that use them (LFC) test them in runs; here each is checked on its
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -109,7 +113,23 @@ def _work(S, out):
     out[3] = common.nic_work(S, 0, 0, 0, 4)       # another node's processor is its own
 
 
-def test_nic_work_serves_one_step_at_a_time_in_request_order():
+def _in_own_cache(tmp_path, check: str) -> None:
+    """Run check() of this module in a process whose kernel cache is tmp_path: compiling the
+    cached helpers for Mini, a type of this test module, would write it into the indexes of
+    the kernel cache, and every later process compiling a build that calls those helpers (a
+    protocol family's, kernels/specialize.py) would fail to unpickle them."""
+    code = f"import test_nic_seams as t; t.{check}()"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).parent,
+                         env={**os.environ, "EXTOLL_VEC_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
+def test_nic_work_serves_one_step_at_a_time_in_request_order(tmp_path):
+    _in_own_cache(tmp_path, "check_nic_work")
+
+
+def check_nic_work():
     S, out = _mini(), np.zeros(4, np.int64)
     _work(S, out)
     assert out.tolist() == [107, 112, 201, 4]
@@ -130,7 +150,11 @@ def _clone(S, out):
     common.proto_retire(S, 0, h)
 
 
-def test_pk_clone_copies_the_record_and_protocol_fields_and_counts_it_made():
+def test_pk_clone_copies_the_record_and_protocol_fields_and_counts_it_made(tmp_path):
+    _in_own_cache(tmp_path, "check_clone")
+
+
+def check_clone():
     S, out = _mini(), np.zeros(3, np.int64)
     _clone(S, out)
     h, c = int(out[0]), int(out[1])
@@ -148,3 +172,23 @@ def test_pk_clone_copies_the_record_and_protocol_fields_and_counts_it_made():
     assert S.proto_made[0] == 1 and S.delivered[0] == 1
     assert S.pk_meta[0, 1] == 1 and S.pk_meta[0, 0] == h
     assert S.pk_pf[0, h].tolist() == [0, 0, 0]
+
+
+def test_the_kernel_cache_names_no_test_module():
+    """Every index of the kernel cache (this checkout's builds, as the suite left them so far)
+    unpickles in a process that cannot import the tests: a test type in an index breaks every
+    later compile calling that helper (the negative control: Mini, before _in_own_cache)."""
+    from extoll_vec import kernels
+    code = ("import pickle, sys, pathlib\n"
+            "bad = []\n"
+            "for p in pathlib.Path(sys.argv[1]).rglob('*.nbi'):\n"
+            "    with open(p, 'rb') as f:\n"
+            "        pickle.load(f)\n"
+            "        try:\n"
+            "            pickle.loads(f.read())\n"
+            "        except ImportError as e:\n"
+            "            bad.append(f'{p.name}: {e}')\n"
+            "print('\\n'.join(bad))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(kernels.CACHE_DIR)], capture_output=True,
+                         text=True, cwd="/", check=True)
+    assert out.stdout.strip() == ""
