@@ -99,13 +99,13 @@ class _ErrorLog:
 
 
 def _one_per_build(sweep: Sweep, todo: list[int]) -> list:
-    """The smallest point (by estimated state) of each kernel build the points run
-    (engine.batch_key's last part: the protocol family), for warm_kernels."""
-    from ..engine import batch_key
-    best: dict[Any, tuple[int, int]] = {}
+    """The smallest point (by estimated state) of each kernel build the points run (the
+    protocol family, or "shared": kernels/specialize.py), for warm_kernels."""
+    from extoll_vec.kernels.specialize import kernel_family
+    best: dict[str, tuple[int, int]] = {}
     for i in todo:
         cfg = sweep.configs[i]
-        key, size = batch_key(cfg)[-1], estimate(cfg).state_bytes
+        key, size = kernel_family(cfg.protocol.name), estimate(cfg).state_bytes
         if key not in best or size < best[key][0]:
             best[key] = (size, i)
     return [sweep.configs[i] for _, i in best.values()]
