@@ -488,9 +488,10 @@ The fourth group of imb_reps (see imb_reps_small): Allreduce, 50 repetitions, 4 
 docs/data/paper_scale/imb_reps/extoll_imb_benchmarks_allreduce.csv. Measured at 8/16/32/64
 slots: dynamic +1.2 / +1.2 / +2.7 / +2.6 % (SE 0.9-1.3), static -3.7 / -9.8 / -6.3 / +3.4 %
 (SE 0.8-1.1): static at 8, 16 and 32 slots is faster than the reference by more than 2 SE,
-against section 7.4 (the reference is the lower bound). Not yet explained: the mechanism is
-to be measured (recursive doubling's sendrecv steps of 2 KB between partners 2**k apart,
-where throttled senders may relieve the congestion of the larger steps).""",
+against section 7.4 (the reference is the lower bound). The mechanism, measured since
+(benchmarks/allreduce_desync.py; docs/reproduction/extoll.md, extoll_imb): over the back-to-back
+repetitions the reference's ranks drift apart and its repetitions slow down; static's window of
+14 data slots per pair keeps them together.""",
     },
     "imb_reps_exchange": {
         "target": "extoll_imb",
