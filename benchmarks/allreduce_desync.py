@@ -1,6 +1,6 @@
 """Why does static flow control run IMB Allreduce faster than the reference? (issue 24.)
 
-    python benchmarks/allreduce_desync.py                  # 2x2x2 and 4x4x1 meshes, about a minute
+    python benchmarks/allreduce_desync.py                  # 2x2x2, 4x4x1, crossbar16: about a minute
     python benchmarks/allreduce_desync.py --dims 4x4x4     # the paper's 1024 ranks, about 15 minutes
     python benchmarks/allreduce_desync.py --iterations 20 --seed 1
 
@@ -20,8 +20,9 @@ desynchronizing; if its repetitions slow down as the spread grows, the time the 
 of the protocol. Probes beside the four protocol cases, each against its own reference:
 `progress 0` (no mailbox retrieval on entering an MPI call, only while waiting in one:
 host.progress_packets) and `fifo never full` (a 100,000-packet requester FIFO, so no CPU
-blocks in a PIO write or a slot release: host.posted_writes). Simulated times are
-deterministic: the figures do not depend on the machine's load.
+blocks in a PIO write or a slot release: host.posted_writes), and both at once. `--dims
+crossbarN` runs N nodes on one crossbar (no link shared by two node pairs) instead of a mesh.
+Simulated times are deterministic: the figures do not depend on the machine's load.
 """
 from __future__ import annotations
 
@@ -39,12 +40,21 @@ from reference_minimum import NEVER_FULL
 FIRST, LAST = 5, 10      # repetitions averaged at the start and at the end
 
 
-def allreduce_config(dims: tuple[int, ...], iterations: int, seed: int, protocol: str,
-                     slots: int, **more):
-    n = 16 * math.prod(dims)
+def topology(mesh: str) -> dict:
+    """Overrides for `mesh`: "XxYxZ" (a mesh of 16-rank nodes) or "crossbarN"; ValueError
+    otherwise."""
+    if mesh.startswith("crossbar"):
+        return {"topology.kind": "crossbar", "topology.p": int(mesh[len("crossbar"):])}
+    return {"topology.dims": tuple(int(x) for x in mesh.split("x"))}
+
+
+def allreduce_config(mesh: str, iterations: int, seed: int, protocol: str, slots: int,
+                     **more):
+    topo = topology(mesh)
+    n = 16 * (topo.get("topology.p") or math.prod(topo.get("topology.dims", ())))
     over = {"workload.kind": "imb", "workload.benchmark": "Allreduce", "workload.warmup": 1,
             "workload.iterations": iterations, "workload.start_skew_ns": 2000,
-            "workload.ranks": n, "topology.dims": dims, "protocol.credit_slots": 2,
+            "workload.ranks": n, **topo, "protocol.credit_slots": 2,
             "protocol.name": protocol, "seed": seed, **more}
     if protocol != "none":
         over.update({"protocol.mailbox_slots": slots * n, "protocol.piggyback": True})
@@ -105,18 +115,21 @@ def summary(cfg, sample: int) -> list[float]:
             spread[-LAST:].mean(), rep_us.mean()]
 
 
+BOTH = {"host.progress_packets": 0, "network.nic_fifo_packets": NEVER_FULL}
 CASES = [("none", 0, {}, ""), ("static", 16, {}, ""), ("static", 64, {}, ""),
          ("dynamic", 16, {}, ""),
          ("none", 0, {"host.progress_packets": 0}, "progress 0"),
          ("static", 16, {"host.progress_packets": 0}, "progress 0"),
          ("none", 0, {"network.nic_fifo_packets": NEVER_FULL}, "fifo never full"),
-         ("static", 16, {"network.nic_fifo_packets": NEVER_FULL}, "fifo never full")]
+         ("static", 16, {"network.nic_fifo_packets": NEVER_FULL}, "fifo never full"),
+         ("none", 0, BOTH, "both probes"), ("static", 16, BOTH, "both probes")]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dims", action="append", default=[], metavar="XxYxZ",
-                    help="mesh of 16-rank nodes (repeatable; default 2x2x2 and 4x4x1)")
+                    help="mesh of 16-rank nodes, or crossbarN (repeatable; default 2x2x2, "
+                         "4x4x1 and crossbar16)")
     ap.add_argument("--iterations", type=int, default=50,
                     help="timed repetitions (the replicated sweep's 50)")
     ap.add_argument("--seed", type=int, default=0)
@@ -126,8 +139,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.iterations < FIRST + LAST:
         ap.error(f"--iterations: got {args.iterations}; allowed: >= {FIRST + LAST}")
-    meshes = args.dims or ["2x2x2", "4x4x1"]
-    head = (f"{'mesh':<8}{'case':<28}{'us/rep first':>13}{'last':>8}{'spread first':>14}"
+    meshes = args.dims or ["2x2x2", "4x4x1", "crossbar16"]
+    head = (f"{'mesh':<11}{'case':<28}{'us/rep first':>13}{'last':>8}{'spread first':>14}"
             f"{'last':>8}{'us/rep all':>12}{'vs ref':>9}")
     print(f"IMB Allreduce 2 KB, {args.iterations} timed repetitions, seed {args.seed}; first "
           f"{FIRST} and last {LAST} repetitions; spread: latest minus earliest rank leaving a "
@@ -136,17 +149,17 @@ def main() -> None:
     rows = []
     for mesh in meshes:
         try:
-            dims = tuple(int(x) for x in mesh.split("x"))
+            topology(mesh)
         except ValueError:
-            ap.error(f"--dims: got {mesh!r}; allowed: XxYxZ, e.g. 4x4x4")
+            ap.error(f"--dims: got {mesh!r}; allowed: XxYxZ (e.g. 4x4x4) or crossbarN")
         ref: dict[str, float] = {}
         for proto, slots, more, probe in CASES:
-            cfg = allreduce_config(dims, args.iterations, args.seed, proto, slots, **more)
+            cfg = allreduce_config(mesh, args.iterations, args.seed, proto, slots, **more)
             s = summary(cfg, args.sample)
             ref.setdefault(probe, s[-1])
             name = (f"{proto} {slots}" if slots else proto) + (f", {probe}" if probe else "")
             vs = 100 * (s[-1] / ref[probe] - 1)
-            print(f"{mesh:<8}{name:<28}{s[0]:>13.1f}{s[1]:>8.1f}{s[2]:>14.1f}{s[3]:>8.1f}"
+            print(f"{mesh:<11}{name:<28}{s[0]:>13.1f}{s[1]:>8.1f}{s[2]:>14.1f}{s[3]:>8.1f}"
                   f"{s[4]:>12.1f}{vs:>+8.1f}%", flush=True)
             rows.append([mesh, name, *(round(x, 1) for x in s), round(vs, 1)])
     save(args, "allreduce_desync", ["mesh", "case", "us/rep first", "us/rep last",

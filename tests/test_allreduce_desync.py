@@ -16,7 +16,7 @@ import allreduce_desync as A  # noqa: E402
 
 
 def test_step_completions_are_the_runs_steps():
-    cfg = A.allreduce_config((2, 1, 1), 16, 0, "static", 16)
+    cfg = A.allreduce_config("2x1x1", 16, 0, "static", 16)
     at = A.step_completions(cfg, sample=10)
     steps = int(math.log2(cfg.n_ranks))                # 5 sendrecv steps per Allreduce
     assert at.shape == (cfg.n_ranks, 16 * steps)
@@ -28,7 +28,7 @@ def test_step_completions_are_the_runs_steps():
 
 
 def test_summary_reports_spread_and_repetition_time():
-    cfg = A.allreduce_config((2, 1, 1), 16, 0, "none", 0)
+    cfg = A.allreduce_config("2x1x1", 16, 0, "none", 0)
     first, last, spread_first, spread_last, mean = A.summary(cfg, sample=10)
     assert 0 < spread_first and 0 < spread_last
     assert min(first, last) * 0.8 < mean < max(first, last) * 1.2
