@@ -21,7 +21,8 @@ of the protocol. Probes beside the four protocol cases, each against its own ref
 `progress 0` (no mailbox retrieval on entering an MPI call, only while waiting in one:
 host.progress_packets) and `fifo never full` (a 100,000-packet requester FIFO, so no CPU
 blocks in a PIO write or a slot release: host.posted_writes), and both at once. `--dims
-crossbarN` runs N nodes on one crossbar (no link shared by two node pairs) instead of a mesh.
+crossbarN` runs N nodes on one crossbar (no link shared by two node pairs) instead of a mesh;
+`/R` after either, R ranks per node instead of 16 (`--dims crossbar64/1`: one rank per node).
 Simulated times are deterministic: the figures do not depend on the machine's load.
 """
 from __future__ import annotations
@@ -41,17 +42,22 @@ FIRST, LAST = 5, 10      # repetitions averaged at the start and at the end
 
 
 def topology(mesh: str) -> dict:
-    """Overrides for `mesh`: "XxYxZ" (a mesh of 16-rank nodes) or "crossbarN"; ValueError
-    otherwise."""
+    """Overrides for `mesh`: "XxYxZ" (a mesh) or "crossbarN" (N nodes on one crossbar), with
+    "/R" for R ranks per node instead of the paper's 16; ValueError otherwise."""
+    mesh, _, per_node = mesh.partition("/")
+    over = {"mpi.ranks_per_node": int(per_node) if per_node else 16}
+    if over["mpi.ranks_per_node"] < 1:
+        raise ValueError(mesh)
     if mesh.startswith("crossbar"):
-        return {"topology.kind": "crossbar", "topology.p": int(mesh[len("crossbar"):])}
-    return {"topology.dims": tuple(int(x) for x in mesh.split("x"))}
+        return {**over, "topology.kind": "crossbar", "topology.p": int(mesh[len("crossbar"):])}
+    return {**over, "topology.dims": tuple(int(x) for x in mesh.split("x"))}
 
 
 def allreduce_config(mesh: str, iterations: int, seed: int, protocol: str, slots: int,
                      **more):
     topo = topology(mesh)
-    n = 16 * (topo.get("topology.p") or math.prod(topo.get("topology.dims", ())))
+    nodes = topo.get("topology.p") or math.prod(topo.get("topology.dims", ()))
+    n = topo["mpi.ranks_per_node"] * nodes
     over = {"workload.kind": "imb", "workload.benchmark": "Allreduce", "workload.warmup": 1,
             "workload.iterations": iterations, "workload.start_skew_ns": 2000,
             "workload.ranks": n, **topo, "protocol.credit_slots": 2,
@@ -128,8 +134,8 @@ CASES = [("none", 0, {}, ""), ("static", 16, {}, ""), ("static", 64, {}, ""),
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dims", action="append", default=[], metavar="XxYxZ",
-                    help="mesh of 16-rank nodes, or crossbarN (repeatable; default 2x2x2, "
-                         "4x4x1 and crossbar16)")
+                    help="mesh of nodes XxYxZ or crossbarN, /R for R ranks per node (16) "
+                         "(repeatable; default 2x2x2, 4x4x1 and crossbar16)")
     ap.add_argument("--iterations", type=int, default=50,
                     help="timed repetitions (the replicated sweep's 50)")
     ap.add_argument("--seed", type=int, default=0)
@@ -140,7 +146,7 @@ def main() -> None:
     if args.iterations < FIRST + LAST:
         ap.error(f"--iterations: got {args.iterations}; allowed: >= {FIRST + LAST}")
     meshes = args.dims or ["2x2x2", "4x4x1", "crossbar16"]
-    head = (f"{'mesh':<11}{'case':<28}{'us/rep first':>13}{'last':>8}{'spread first':>14}"
+    head = (f"{'mesh':<14}{'case':<28}{'us/rep first':>13}{'last':>8}{'spread first':>14}"
             f"{'last':>8}{'us/rep all':>12}{'vs ref':>9}")
     print(f"IMB Allreduce 2 KB, {args.iterations} timed repetitions, seed {args.seed}; first "
           f"{FIRST} and last {LAST} repetitions; spread: latest minus earliest rank leaving a "
@@ -151,7 +157,8 @@ def main() -> None:
         try:
             topology(mesh)
         except ValueError:
-            ap.error(f"--dims: got {mesh!r}; allowed: XxYxZ (e.g. 4x4x4) or crossbarN")
+            ap.error(f"--dims: got {mesh!r}; allowed: XxYxZ (e.g. 4x4x4) or crossbarN, "
+                     "either optionally /R (R ranks per node)")
         ref: dict[str, float] = {}
         for proto, slots, more, probe in CASES:
             cfg = allreduce_config(mesh, args.iterations, args.seed, proto, slots, **more)
@@ -159,7 +166,7 @@ def main() -> None:
             ref.setdefault(probe, s[-1])
             name = (f"{proto} {slots}" if slots else proto) + (f", {probe}" if probe else "")
             vs = 100 * (s[-1] / ref[probe] - 1)
-            print(f"{mesh:<11}{name:<28}{s[0]:>13.1f}{s[1]:>8.1f}{s[2]:>14.1f}{s[3]:>8.1f}"
+            print(f"{mesh:<14}{name:<28}{s[0]:>13.1f}{s[1]:>8.1f}{s[2]:>14.1f}{s[3]:>8.1f}"
                   f"{s[4]:>12.1f}{vs:>+8.1f}%", flush=True)
             rows.append([mesh, name, *(round(x, 1) for x in s), round(vs, 1)])
     save(args, "allreduce_desync", ["mesh", "case", "us/rep first", "us/rep last",
