@@ -6,14 +6,15 @@
 
 The replicated IMB sweep (docs/reproduction/extoll.md, extoll_imb) has static Allreduce at 8,
 16 and 32 slots per process 4-10 % below the reference, against the paper's lower bound. This
-runs IMB Allreduce (2 KB, recursive doubling: log2(n) sendrecv steps, 16 ranks per node, one
+runs IMB Allreduce (2 KB, recursive doubling: log2(n) sendrecv steps, 16 ranks per node unless `/R`, one
 untimed Allreduce and a barrier before the timed ones, ranks leaving the barrier up to 2 us
 apart) and follows every rank through the timed repetitions: the batch advances `--sample`
 cycles at a time and the time a rank leaves each sendrecv's WAITALL is taken at the sample
 after it (the resolution: `--sample` cycles, under 1 us by default).
 
 Printed per case, for the first five repetitions and for the last ten: the mean time per
-repetition (the median rank's step completions) and the mean spread of a step (latest minus
+repetition (from one median step completion to the next repetition's; so the first five are
+repetitions 2-6) and the mean spread of a step (latest minus
 earliest rank leaving the same sendrecv). A case whose spread grows over the repetitions is
 desynchronizing; if its repetitions slow down as the spread grows, the time the paper reports
 (the mean over all repetitions) measures how far the ranks drifted apart, not only the cost
@@ -43,24 +44,30 @@ FIRST, LAST = 5, 10      # repetitions averaged at the start and at the end
 
 def topology(mesh: str) -> dict:
     """Overrides for `mesh`: "XxYxZ" (a mesh) or "crossbarN" (N nodes on one crossbar), with
-    "/R" for R ranks per node instead of the paper's 16; ValueError otherwise."""
+    "/R" for R ranks per node instead of the paper's 16; ValueError otherwise, or when the
+    ranks are not a power of two."""
     mesh, _, per_node = mesh.partition("/")
     over = {"mpi.ranks_per_node": int(per_node) if per_node else 16}
-    if over["mpi.ranks_per_node"] < 1:
-        raise ValueError(mesh)
     if mesh.startswith("crossbar"):
-        return {**over, "topology.kind": "crossbar", "topology.p": int(mesh[len("crossbar"):])}
-    return {**over, "topology.dims": tuple(int(x) for x in mesh.split("x"))}
+        over.update({"topology.kind": "crossbar", "topology.p": int(mesh[len("crossbar"):])})
+        nodes = over["topology.p"]
+    else:
+        over["topology.dims"] = tuple(int(x) for x in mesh.split("x"))
+        nodes = math.prod(over["topology.dims"])
+    n = over["mpi.ranks_per_node"] * nodes
+    # every rank runs log2(n) sendrecv steps only if n is a power of two (else some ranks fold in)
+    if over["mpi.ranks_per_node"] < 1 or n < 2 or n & (n - 1):
+        raise ValueError(mesh)
+    return {**over, "workload.ranks": n}
 
 
 def allreduce_config(mesh: str, iterations: int, seed: int, protocol: str, slots: int,
                      **more):
     topo = topology(mesh)
-    nodes = topo.get("topology.p") or math.prod(topo.get("topology.dims", ()))
-    n = topo["mpi.ranks_per_node"] * nodes
+    n = topo["workload.ranks"]
     over = {"workload.kind": "imb", "workload.benchmark": "Allreduce", "workload.warmup": 1,
             "workload.iterations": iterations, "workload.start_skew_ns": 2000,
-            "workload.ranks": n, **topo, "protocol.credit_slots": 2,
+            **topo, "protocol.credit_slots": 2,
             "protocol.name": protocol, "seed": seed, **more}
     if protocol != "none":
         over.update({"protocol.mailbox_slots": slots * n, "protocol.piggyback": True})
@@ -158,7 +165,7 @@ def main() -> None:
             topology(mesh)
         except ValueError:
             ap.error(f"--dims: got {mesh!r}; allowed: XxYxZ (e.g. 4x4x4) or crossbarN, "
-                     "either optionally /R (R ranks per node)")
+                     "either optionally /R (R ranks per node), a power of two ranks in all")
         ref: dict[str, float] = {}
         for proto, slots, more, probe in CASES:
             cfg = allreduce_config(mesh, args.iterations, args.seed, proto, slots, **more)
