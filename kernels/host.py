@@ -7,7 +7,8 @@ turn it does the first of these that applies (EXTOLL MPI over VELO, paper sectio
 3. write the next VELO packet of the oldest pending send whose destination flow control allows,
 4. advance its program (post sends/receives, compute, loops, wait for completions); before
    every MPI call the progress engine retrieves the packets present in the mailbox (at most
-   host.progress_packets), as Open MPI's opal_progress does on each call,
+   host.progress_packets; a modelling choice, not Open MPI ob1's order, which polls only
+   inside waits: docs/calibration.md, "The progress engine's order"),
 5. poll: retrieve one packet from its mailbox (while waiting inside MPI),
 6. otherwise go idle; a mailbox arrival, a completion or NIC space wakes it.
 A PIO write into a full NIC FIFO blocks the CPU (hardware back-pressure): it cannot poll.
