@@ -128,14 +128,16 @@ def summary(cfg, sample: int) -> list[float]:
             spread[-LAST:].mean(), rep_us.mean()]
 
 
-BOTH = {"host.progress_packets": 0, "network.nic_fifo_packets": NEVER_FULL}
-CASES = [("none", 0, {}, ""), ("static", 16, {}, ""), ("static", 64, {}, ""),
-         ("dynamic", 16, {}, ""),
-         ("none", 0, {"host.progress_packets": 0}, "progress 0"),
-         ("static", 16, {"host.progress_packets": 0}, "progress 0"),
-         ("none", 0, {"network.nic_fifo_packets": NEVER_FULL}, "fifo never full"),
-         ("static", 16, {"network.nic_fifo_packets": NEVER_FULL}, "fifo never full"),
-         ("none", 0, BOTH, "both probes"), ("static", 16, BOTH, "both probes")]
+PROGRESS_0 = {"host.progress_packets": 0}
+FIFO_NEVER_FULL = {"network.nic_fifo_packets": NEVER_FULL}
+PROBES = [("progress 0", PROGRESS_0), ("fifo never full", FIFO_NEVER_FULL),
+          ("both probes", {**PROGRESS_0, **FIFO_NEVER_FULL})]
+# (protocol, slots per process, overrides, probe): the four protocol cases, then each probe
+# on the reference and on static 16
+CASES = ([("none", 0, {}, ""), ("static", 16, {}, ""), ("static", 64, {}, ""),
+          ("dynamic", 16, {}, "")]
+         + [(proto, slots, more, probe) for probe, more in PROBES
+            for proto, slots in (("none", 0), ("static", 16))])
 
 
 def main() -> None:
