@@ -21,7 +21,8 @@ desynchronizing; if its repetitions slow down as the spread grows, the time the 
 of the protocol. Probes beside the four protocol cases, each against its own reference:
 `progress 0` (no mailbox retrieval on entering an MPI call, only while waiting in one:
 host.progress_packets) and `fifo never full` (a 100,000-packet requester FIFO, so no CPU
-blocks in a PIO write or a slot release: host.posted_writes), and both at once. `--dims
+blocks in a PIO write or a slot release: host.posted_writes), both at once, and `no LiMIC`
+(same-node messages go through the NIC as VELO packets: mpi.limic). `--dims
 crossbarN` runs N nodes on one crossbar (no link shared by two node pairs) instead of a mesh;
 `/R` after either, R ranks per node instead of 16 (`--dims crossbar64/1`: one rank per node).
 Simulated times are deterministic: the figures do not depend on the machine's load.
@@ -131,7 +132,7 @@ def summary(cfg, sample: int) -> list[float]:
 PROGRESS_0 = {"host.progress_packets": 0}
 FIFO_NEVER_FULL = {"network.nic_fifo_packets": NEVER_FULL}
 PROBES = [("progress 0", PROGRESS_0), ("fifo never full", FIFO_NEVER_FULL),
-          ("both probes", {**PROGRESS_0, **FIFO_NEVER_FULL})]
+          ("both probes", {**PROGRESS_0, **FIFO_NEVER_FULL}), ("no LiMIC", {"mpi.limic": False})]
 # (protocol, slots per process, overrides, probe): the four protocol cases, then each probe
 # on the reference and on static 16
 CASES = ([("none", 0, {}, ""), ("static", 16, {}, ""), ("static", 64, {}, ""),
