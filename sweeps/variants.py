@@ -200,6 +200,7 @@ Measured (14 minutes on 2 workers), overhead +- standard error at 8/16/32/64 slo
         "target": "extoll_patterns",
         "sets": [
             "name=extoll_patterns_8x128_adapted_reps4",
+            "host.credit_ns=29.54",
             "axes.pattern=null",
             "workload.groups=8",
             "workload.group_size=128",
@@ -224,6 +225,7 @@ the minimum at every point. CSV and PNG: docs/data/paper_scale/extoll_patterns_8
         "target": "extoll_patterns",
         "sets": [
             "name=extoll_patterns_4x256_adapted_reps4",
+            "host.credit_ns=29.54",
             "axes.pattern=null",
             "workload.groups=4",
             "workload.group_size=256",
@@ -248,6 +250,7 @@ the minimum at every point. CSV and PNG: docs/data/paper_scale/extoll_patterns_4
         "target": "extoll_patterns",
         "sets": [
             "name=extoll_patterns_2x512_adapted_reps4",
+            "host.credit_ns=29.54",
             "axes.pattern=null",
             "workload.groups=2",
             "workload.group_size=512",
@@ -360,6 +363,7 @@ paper averages repetitions. One run per point carries about 1-4 % of noise at th
         "target": "extoll_patterns",
         "sets": [
             "name=extoll_patterns_full_reps",
+            "host.credit_ns=29.54",
             "axes.pattern={zip: {workload.groups: [1, 2, 4, 8],"
             " workload.group_size: [1024, 512, 256, 128]}, labels: [1x1024, 2x512, 4x256, 8x128]}",
             "axes.slots_per_process=[8, 16, 32, 64]",
@@ -385,6 +389,7 @@ docs/reproduction/extoll.md reads it. Its CSV and PNG are docs/data/paper_scale.
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps",
+            "host.credit_ns=29.54",
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [PingPong, PingPing, Sendrecv, Exchange,"
@@ -412,6 +417,7 @@ store resumes point by point.""",
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_small",
+            "host.credit_ns=29.54",
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [PingPong, PingPing, Scatterv, Gatherv,"
@@ -435,6 +441,7 @@ static at 64, -0.8 +- 0.6 %); Scatterv and Gatherv cost +187/+105 % (dynamic) an
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_rooted",
+            "host.credit_ns=29.54",
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Barrier, Gather, Scatter],"
@@ -454,6 +461,7 @@ cover); every one of the 24 overheads >= 0 within 2 SE.""",
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_tree",
+            "host.credit_ns=29.54",
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Reduce, Bcast],"
@@ -476,6 +484,7 @@ pair's first message (docs/reproduction/extoll.md, extoll_imb), not by the reque
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_allreduce",
+            "host.credit_ns=29.54",
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Allreduce], workload.iterations: [50]}}",
@@ -497,6 +506,7 @@ repetitions the reference's ranks drift apart and its repetitions slow down; sta
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_exchange",
+            "host.credit_ns=29.54",
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Sendrecv, Exchange],"
@@ -516,6 +526,7 @@ slots: Sendrecv dynamic +7.6 / +8.6 / +7.6 / +7.7 % (SE 0.5-0.6), static +241.8 
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_allgather",
+            "host.credit_ns=29.54",
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Allgather, Allgatherv],"
@@ -536,6 +547,7 @@ not cover, as Gather and Scatter).""",
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_alltoall",
+            "host.credit_ns=29.54",
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Alltoall], workload.iterations: [1]}}",
@@ -555,6 +567,7 @@ per cent below 32 slots and a few per cent from 32 on.""",
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_alltoallv",
+            "host.credit_ns=29.54",
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Alltoallv], workload.iterations: [1]}}",
@@ -607,6 +620,24 @@ static 34.4 / 13.4 / 3.3 / 1.7 %; 3 % at 36.5 slots (static) and 22.8 (dynamic),
 (the paper: 64 and 16, 4). Static Allreduce stays below the reference (-5.8 / -11.1 / -8.0 % at
 8/16/32: the drift, docs/reproduction/extoll.md).""",
     },
+    "imb_credit15ns": {
+        "target": "extoll_imb",
+        "sets": [
+            "name=extoll_imb_credit15ns",
+            "host.credit_ns=15.0",
+        ],
+        "fingerprint": "23f7671ddb756a71b472bbaf218233962ac061ce0dfb220d8d39337a47715ceb",
+        "minutes": 40,
+        "notes": """\
+The IMB headline with 15 ns credit operations, the cost chosen on it (docs/calibration.md,
+"The credit operation's cost"; the default from then on, set explicitly here so that the
+command keeps measuring it): one run per point, imb.yaml's repetitions, 40 minutes on 2
+workers beside other jobs. Outputs in docs/data/paper_scale/imb_credit15ns/. Measured: average
+overhead at 8/16/32/64 slots per process, static 35.1 / 14.1 / 4.0 / 2.9 %, dynamic 8.1 / 5.6 /
+2.4 / 2.1 %: static first under 3 % at 64 slots per process (the paper: 64), dynamic at 32 (the
+paper: 16); 3 % at 59.7 and 28.3 slots interpolated, ratio 2.1 (the paper: 4). Static Allreduce
+below the reference (-5.6 / -11.1 / -6.3 % at 8/16/32: the drift, docs/reproduction/extoll.md).""",
+    },
     "imb_rooted_1000": {
         "target": "extoll_imb",
         "sets": [
@@ -638,6 +669,7 @@ repetitions weigh those first uses far more than IMB's 1000 do. About 10 minutes
         "target": "extoll_table2",
         "sets": [
             "name=extoll_table2_256_reps4",
+            "host.credit_ns=29.54",
             "base.example=alltoall-256",
             "axes.case={zip: {workload.kind: [alltoall], workload.groups: [1]},"
             " labels: [alltoall-256]}",
@@ -667,6 +699,7 @@ same store).""",
         "target": "extoll_table2",
         "sets": [
             "name=extoll_table2_1024_reps4",
+            "host.credit_ns=29.54",
             "workload.iterations=null",
             "axes.case={zip: {workload.kind: [alltoall], workload.warmup: [1]},"
             " labels: [alltoall-1024]}",
