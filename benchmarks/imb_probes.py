@@ -12,8 +12,8 @@ flow control (2 credit slots, piggybacking on, as the sweep), with probes that e
 one candidate cause, every probe against the reference of the same model:
 
 - `credit_ns=0`: the credit operations cost no CPU time (section 5.3's counter updates per
-  packet written and per packet retrieved; host.credit_ns, one cycle by default, not fitted:
-  the paper's reference runs have no flow control);
+  packet written and per packet retrieved; host.credit_ns, 15 ns by default: the paper gives
+  no cost and its reference runs have no flow control to fit one to);
 - `no piggyback`: every credit goes back in a credit packet of its own (section 5.4 off);
 - `fifo never full`: a 100,000-packet requester FIFO, so no CPU blocks writing a data or a
   credit packet.

@@ -251,8 +251,8 @@ PORT_TERMINAL = 0
 PORT_LOCAL = 1
 PORT_GLOBAL = 2
 
-# A credit operation (a counter update and compare) costs a few ns of a 2.1 GHz Opteron, well
-# under one 27 ns network cycle; rounding it up to a whole cycle would charge it tenfold. So
+# A credit operation (a counter update and compare) costs nanoseconds of a 2.1 GHz Opteron (15
+# by default), under one 29.54 ns network cycle; rounding it up to a cycle would overcharge it. So
 # its cost is kept in fixed point and each rank carries the fraction (kernels/host.py
 # fc_cycles): P_CREDIT = round(credit_ns / cycle_ns * 2**CREDIT_FRAC_BITS).
 CREDIT_FRAC_BITS = 10
