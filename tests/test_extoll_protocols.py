@@ -273,18 +273,23 @@ def test_credit_evolution_moves_credits_only_where_a_receiver_steals():
     ones (4-7; 1-3 share its node and use LiMIC), so their credits towards rank 0 fall and the
     active ones' grow; as a sender, rank 0 keeps what it owns towards the idle ranks, since a
     receiver moves credits only at its own monitoring points (Eq. 6), i.e. when it retrieves."""
-    d = small("multiphase", "dynamic", message_bytes=2048, iterations=20, phases=[16, 8])
+    n = 20
+    d = small("multiphase", "dynamic", message_bytes=2048, iterations=n, phases=[16, 8])
     d["protocol"].update(mailbox_slots=30 * 16, piggyback=False)
     res = simulate([from_dict(d)])
     out, into = res.credit_snapshot.values[0], res.credit_snapshot_in.values[0]
     assert (out[0, 1:] == 2).all() and (into[0, 1:] == 2).all()    # only the static slots
     assert (out[:, 1:4] == 2).all() and (into[:, 1:4] == 2).all()  # LiMIC: never a VELO packet
-    end0, end1 = 19, 39           # before the last alltoall of each phase
+    end0, end1 = n - 1, 2 * n - 1   # before the last alltoall of each phase
     assert np.median(into[end1, 4:8]) > 1.5 * np.median(into[end0, 4:8])
     assert np.median(into[end1, 8:]) < 0.5 * np.median(into[end0, 8:])
-    assert into[end1, 8:].min() == 2                                # someone is down to static
-    # rank 0 only sends to 8 in the barriers: the others' share is left as phase 0 left it
-    assert np.abs(out[end1, 9:] - out[20, 9:]).max() <= 2
+    # stealing goes one monitoring point at a time: some idle sender is within one credit of
+    # the static slots by the end of the phase
+    assert into[end1, 8:].min() <= 2 + 1
+    # rank 0 only sends to 8 in the barriers: what it owns towards the other idle ranks stays
+    # (credits of phase 0's last messages may still come back: no exact equality)
+    assert np.median(out[end1, 9:]) > 0.8 * np.median(out[n, 9:])
+    assert out[end1, 9:].min() > 4 * 2
     assert np.median(out[end1, 4:8]) > 1.5 * np.median(out[end0, 4:8])
 
 
