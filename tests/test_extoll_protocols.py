@@ -286,10 +286,8 @@ def test_credit_evolution_moves_credits_only_where_a_receiver_steals():
     # stealing goes one monitoring point at a time: some idle sender is within one credit of
     # the static slots by the end of the phase
     assert into[end1, 8:].min() <= 2 + 1
-    # rank 0 only sends to 8 in the barriers: what it owns towards the other idle ranks stays
-    # (credits of phase 0's last messages may still come back: no exact equality)
-    assert np.median(out[end1, 9:]) > 0.8 * np.median(out[n, 9:])
-    assert out[end1, 9:].min() > 4 * 2
+    # rank 0 only sends to 8 in the barriers: the others' share is left as phase 0 left it
+    assert np.abs(out[end1, 9:] - out[n, 9:]).max() <= 2
     assert np.median(out[end1, 4:8]) > 1.5 * np.median(out[end0, 4:8])
 
 
