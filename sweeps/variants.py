@@ -30,6 +30,11 @@ import shlex
 ADAPTED_REPS = ("workload.iterations=2", "workload.warmup=12", "workload.start_skew_ns=2000",
                 "axes.slots_per_process=[8, 16, 32, 64]")
 
+# the credit operation's cost before issue 24 chose 15 ns (docs/calibration.md, "The credit
+# operation's cost"): the variants measured with it set it, so that their commands keep
+# reproducing what they measured
+CREDIT_CYCLE = "host.credit_ns=29.54"
+
 VARIANTS: dict[str, dict] = {
     "patterns_1x1024_reps": {
         "target": "extoll_patterns",
@@ -200,7 +205,7 @@ Measured (14 minutes on 2 workers), overhead +- standard error at 8/16/32/64 slo
         "target": "extoll_patterns",
         "sets": [
             "name=extoll_patterns_8x128_adapted_reps4",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "axes.pattern=null",
             "workload.groups=8",
             "workload.group_size=128",
@@ -225,7 +230,7 @@ the minimum at every point. CSV and PNG: docs/data/paper_scale/extoll_patterns_8
         "target": "extoll_patterns",
         "sets": [
             "name=extoll_patterns_4x256_adapted_reps4",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "axes.pattern=null",
             "workload.groups=4",
             "workload.group_size=256",
@@ -250,7 +255,7 @@ the minimum at every point. CSV and PNG: docs/data/paper_scale/extoll_patterns_4
         "target": "extoll_patterns",
         "sets": [
             "name=extoll_patterns_2x512_adapted_reps4",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "axes.pattern=null",
             "workload.groups=2",
             "workload.group_size=512",
@@ -363,7 +368,7 @@ paper averages repetitions. One run per point carries about 1-4 % of noise at th
         "target": "extoll_patterns",
         "sets": [
             "name=extoll_patterns_full_reps",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "axes.pattern={zip: {workload.groups: [1, 2, 4, 8],"
             " workload.group_size: [1024, 512, 256, 128]}, labels: [1x1024, 2x512, 4x256, 8x128]}",
             "axes.slots_per_process=[8, 16, 32, 64]",
@@ -389,7 +394,7 @@ docs/reproduction/extoll.md reads it. Its CSV and PNG are docs/data/paper_scale.
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [PingPong, PingPing, Sendrecv, Exchange,"
@@ -417,7 +422,7 @@ store resumes point by point.""",
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_small",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [PingPong, PingPing, Scatterv, Gatherv,"
@@ -441,7 +446,7 @@ static at 64, -0.8 +- 0.6 %); Scatterv and Gatherv cost +187/+105 % (dynamic) an
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_rooted",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Barrier, Gather, Scatter],"
@@ -461,7 +466,7 @@ cover); every one of the 24 overheads >= 0 within 2 SE.""",
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_tree",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Reduce, Bcast],"
@@ -484,7 +489,7 @@ pair's first message (docs/reproduction/extoll.md, extoll_imb), not by the reque
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_allreduce",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Allreduce], workload.iterations: [50]}}",
@@ -506,7 +511,7 @@ repetitions the reference's ranks drift apart and its repetitions slow down; sta
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_exchange",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Sendrecv, Exchange],"
@@ -526,7 +531,7 @@ slots: Sendrecv dynamic +7.6 / +8.6 / +7.6 / +7.7 % (SE 0.5-0.6), static +241.8 
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_allgather",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Allgather, Allgatherv],"
@@ -547,7 +552,7 @@ not cover, as Gather and Scatter).""",
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_alltoall",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Alltoall], workload.iterations: [1]}}",
@@ -567,7 +572,7 @@ per cent below 32 slots and a few per cent from 32 on.""",
         "target": "extoll_imb",
         "sets": [
             "name=extoll_imb_reps_alltoallv",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "workload.start_skew_ns=2000",
             "repeat={count: 4, seed: 0}",
             "axes.bench={zip: {workload.benchmark: [Alltoallv], workload.iterations: [1]}}",
@@ -638,122 +643,6 @@ overhead at 8/16/32/64 slots per process, static 35.1 / 14.1 / 4.0 / 2.9 %, dyna
 paper: 16); 3 % at 59.7 and 28.3 slots interpolated, ratio 2.1 (the paper: 4). Static Allreduce
 below the reference (-5.6 / -11.1 / -6.3 % at 8/16/32: the drift, docs/reproduction/extoll.md).""",
     },
-    "imb_reps15_small": {
-        "target": "extoll_imb",
-        "sets": [
-            "name=extoll_imb_reps15_small",
-            "workload.start_skew_ns=2000",
-            "repeat={count: 4, seed: 0}",
-            "axes.bench={zip: {workload.benchmark: [PingPong, PingPing, Scatterv, Gatherv,"
-            " Reduce_scatter], workload.iterations: [1000, 1000, 2, 2, 2]}}",
-        ],
-        "fingerprint": "ae442c2ebf05b7a1573dd73520f6eec9e85ab87feb18262b6141d9550685d352",
-        "minutes": 1,
-        "notes": """\
-imb_reps_small at 15 ns credit operations, the default chosen in issue 24 (docs/calibration.md,
-"The credit operation's cost"): the same command without host.credit_ns=29.54. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_small.csv. Measured at 8 / 16 / 32 / 64
-slots per process, 4 replicates: PingPong and PingPing 0.0 % (ranks 0 and 1 share a node:
-LiMIC); the three the paper leaves out: Scatterv static +212.5 / +61.1 / +3.2 / +0.5 %, dynamic
-+183.3 / +99.3 / +44.4 / +39.0 %; Gatherv static +84.5 / +37.6 / +8.4 / +5.4 %, dynamic +93.0 /
-+46.7 / +13.7 / +10.3 %; Reduce_scatter within -0.3 to +5.5 %.""",
-    },
-    "imb_reps15_rooted": {
-        "target": "extoll_imb",
-        "sets": [
-            "name=extoll_imb_reps15_rooted",
-            "workload.start_skew_ns=2000",
-            "repeat={count: 4, seed: 0}",
-            "axes.bench={zip: {workload.benchmark: [Barrier, Gather, Scatter],"
-            " workload.iterations: [1000, 100, 100]}}",
-        ],
-        "fingerprint": "75af488a5aaf23642aab7890a1bee51569d354d31464805e81b87e53626b9060",
-        "minutes": 5,
-        "notes": """\
-imb_reps_rooted at 15 ns credit operations, the default chosen in issue 24
-(docs/calibration.md, "The credit operation's cost"): the same command without
-host.credit_ns=29.54. Rows: docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_rooted.csv.
-Measured at 8 / 16 / 32 / 64 slots per process, 4 replicates: Barrier static +2.7 / +1.8 / +1.1
-/ +0.7 %, dynamic +0.9 / +0.8 / +0.8 / +0.7 %; Gather and Scatter under 0.05 %.""",
-    },
-    "imb_reps15_tree": {
-        "target": "extoll_imb",
-        "sets": [
-            "name=extoll_imb_reps15_tree",
-            "workload.start_skew_ns=2000",
-            "repeat={count: 4, seed: 0}",
-            "axes.bench={zip: {workload.benchmark: [Reduce, Bcast],"
-            " workload.iterations: [1000, 1000]}}",
-        ],
-        "fingerprint": "1c3204dd9c9116806856beec3d97ceab0f72865176c89c39825a3035488d5a1a",
-        "minutes": 7,
-        "notes": """\
-imb_reps_tree at 15 ns credit operations, the default chosen in issue 24 (docs/calibration.md,
-"The credit operation's cost"): the same command without host.credit_ns=29.54. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_tree.csv. Measured at 8 / 16 / 32 / 64
-slots per process, 4 replicates: Reduce static +81.5 / +20.6 / +8.7 / +6.0 %, dynamic +25.7 /
-+15.5 / +10.7 / +9.0 %; Bcast static +15.1 / +22.3 / +13.5 / +9.2 %, dynamic +19.9 / +16.5 /
-+11.9 / +9.2 % (SE under 0.05).""",
-    },
-    "imb_reps15_allreduce": {
-        "target": "extoll_imb",
-        "sets": [
-            "name=extoll_imb_reps15_allreduce",
-            "workload.start_skew_ns=2000",
-            "repeat={count: 4, seed: 0}",
-            "axes.bench={zip: {workload.benchmark: [Allreduce],"
-            " workload.iterations: [50]}}",
-        ],
-        "fingerprint": "10f654518c1c818f82cc99c6a75ecf0bb835513c445ce74c3b77e309dd57eab9",
-        "minutes": 6,
-        "notes": """\
-imb_reps_allreduce at 15 ns credit operations, the default chosen in issue 24
-(docs/calibration.md, "The credit operation's cost"): the same command without
-host.credit_ns=29.54. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_allreduce.csv. Measured at 8 / 16 / 32 /
-64 slots per process, 4 replicates: static -3.7 / -9.7 / -5.7 / +3.5 % (SE 0.8-1.3), dynamic
-+2.0 / +2.7 / +1.0 / +2.5 % (SE 1.0-1.2): within a point of imb_reps_allreduce (29.54 ns);
-static 8-32 below the reference (the drift, docs/reproduction/extoll.md).""",
-    },
-    "imb_reps15_exchange": {
-        "target": "extoll_imb",
-        "sets": [
-            "name=extoll_imb_reps15_exchange",
-            "workload.start_skew_ns=2000",
-            "repeat={count: 4, seed: 0}",
-            "axes.bench={zip: {workload.benchmark: [Sendrecv, Exchange],"
-            " workload.iterations: [1000, 1000]}}",
-        ],
-        "fingerprint": "3b7b464fa86ad943efee59ef8fc74a971f6030661c67d44e7d8741bfe7ccfd90",
-        "minutes": 3,
-        "notes": """\
-imb_reps_exchange at 15 ns credit operations, the default chosen in issue 24
-(docs/calibration.md, "The credit operation's cost"): the same command without
-host.credit_ns=29.54. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_exchange.csv. Measured at 8 / 16 / 32 /
-64 slots per process, 4 replicates: Sendrecv static +238.9 / +90.3 / +14.8 / +5.8 %, dynamic
-+3.9 / +4.0 / +4.2 / +4.5 % (SE 0.4-1.2); Exchange static +114.0 / +42.7 / +16.7 / +5.3 %,
-dynamic +3.8 / +3.7 / +3.7 / +3.6 %.""",
-    },
-    "imb_reps15_allgather": {
-        "target": "extoll_imb",
-        "sets": [
-            "name=extoll_imb_reps15_allgather",
-            "workload.start_skew_ns=2000",
-            "repeat={count: 4, seed: 0}",
-            "axes.bench={zip: {workload.benchmark: [Allgather, Allgatherv],"
-            " workload.iterations: [5, 5]}}",
-        ],
-        "fingerprint": "c92e260e7183d7ef4b6e8821dd85b5567e7f4cf8fd3d431b1dcd8ead61a819d0",
-        "minutes": 4,
-        "notes": """\
-imb_reps_allgather at 15 ns credit operations, the default chosen in issue 24
-(docs/calibration.md, "The credit operation's cost"): the same command without
-host.credit_ns=29.54. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_allgather.csv. Measured at 8 / 16 / 32 /
-64 slots per process, 4 replicates: Allgather and Allgatherv within -0.2 to +0.3 % (SE
-0.2-0.3).""",
-    },
     "imb_rooted_1000": {
         "target": "extoll_imb",
         "sets": [
@@ -785,7 +674,7 @@ repetitions weigh those first uses far more than IMB's 1000 do. About 10 minutes
         "target": "extoll_table2",
         "sets": [
             "name=extoll_table2_256_reps4",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "base.example=alltoall-256",
             "axes.case={zip: {workload.kind: [alltoall], workload.groups: [1]},"
             " labels: [alltoall-256]}",
@@ -815,7 +704,7 @@ same store).""",
         "target": "extoll_table2",
         "sets": [
             "name=extoll_table2_1024_reps4",
-            "host.credit_ns=29.54",
+            CREDIT_CYCLE,
             "workload.iterations=null",
             "axes.case={zip: {workload.kind: [alltoall], workload.warmup: [1]},"
             " labels: [alltoall-1024]}",
@@ -874,6 +763,61 @@ The alltoall-1024 part of static_overhead.yaml at a third of its cost (61 runs, 
 minutes on 2 workers): `extoll-vec tables extoll_table2 --from STORE` reads either store.""",
     },
 }
+
+# imb_reps's benchmark groups at 15 ns credit operations, the default from issue 24 on: each is
+# the imb_reps_GROUP command without CREDIT_CYCLE. GROUP: (fingerprint, minutes, notes)
+_REPS15 = {
+    "small": ("ae442c2ebf05b7a1573dd73520f6eec9e85ab87feb18262b6141d9550685d352", 1, """\
+imb_reps_small at 15 ns credit operations, the default chosen in issue 24 (docs/calibration.md,
+"The credit operation's cost"): the same command without host.credit_ns=29.54. Rows:
+docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_small.csv. Measured at 8 / 16 / 32 / 64
+slots per process, 4 replicates: PingPong and PingPing 0.0 % (ranks 0 and 1 share a node:
+LiMIC); the three the paper leaves out: Scatterv static +212.5 / +61.1 / +3.2 / +0.5 %, dynamic
++183.3 / +99.3 / +44.4 / +39.0 %; Gatherv static +84.5 / +37.6 / +8.4 / +5.4 %, dynamic +93.0 /
++46.7 / +13.7 / +10.3 %; Reduce_scatter within -0.3 to +5.5 %."""),
+    "rooted": ("75af488a5aaf23642aab7890a1bee51569d354d31464805e81b87e53626b9060", 5, """\
+imb_reps_rooted at 15 ns credit operations, the default chosen in issue 24
+(docs/calibration.md, "The credit operation's cost"): the same command without
+host.credit_ns=29.54. Rows: docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_rooted.csv.
+Measured at 8 / 16 / 32 / 64 slots per process, 4 replicates: Barrier static +2.7 / +1.8 / +1.1
+/ +0.7 %, dynamic +0.9 / +0.8 / +0.8 / +0.7 %; Gather and Scatter under 0.05 %."""),
+    "tree": ("1c3204dd9c9116806856beec3d97ceab0f72865176c89c39825a3035488d5a1a", 7, """\
+imb_reps_tree at 15 ns credit operations, the default chosen in issue 24 (docs/calibration.md,
+"The credit operation's cost"): the same command without host.credit_ns=29.54. Rows:
+docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_tree.csv. Measured at 8 / 16 / 32 / 64
+slots per process, 4 replicates: Reduce static +81.5 / +20.6 / +8.7 / +6.0 %, dynamic +25.7 /
++15.5 / +10.7 / +9.0 %; Bcast static +15.1 / +22.3 / +13.5 / +9.2 %, dynamic +19.9 / +16.5 /
++11.9 / +9.2 % (SE under 0.05)."""),
+    "allreduce": ("10f654518c1c818f82cc99c6a75ecf0bb835513c445ce74c3b77e309dd57eab9", 6, """\
+imb_reps_allreduce at 15 ns credit operations, the default chosen in issue 24
+(docs/calibration.md, "The credit operation's cost"): the same command without
+host.credit_ns=29.54. Rows:
+docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_allreduce.csv. Measured at 8 / 16 / 32 /
+64 slots per process, 4 replicates: static -3.7 / -9.7 / -5.7 / +3.5 % (SE 0.8-1.3), dynamic
++2.0 / +2.7 / +1.0 / +2.5 % (SE 1.0-1.2): within a point of imb_reps_allreduce (29.54 ns);
+static 8-32 below the reference (the drift, docs/reproduction/extoll.md)."""),
+    "exchange": ("3b7b464fa86ad943efee59ef8fc74a971f6030661c67d44e7d8741bfe7ccfd90", 3, """\
+imb_reps_exchange at 15 ns credit operations, the default chosen in issue 24
+(docs/calibration.md, "The credit operation's cost"): the same command without
+host.credit_ns=29.54. Rows:
+docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_exchange.csv. Measured at 8 / 16 / 32 /
+64 slots per process, 4 replicates: Sendrecv static +238.9 / +90.3 / +14.8 / +5.8 %, dynamic
++3.9 / +4.0 / +4.2 / +4.5 % (SE 0.4-1.2); Exchange static +114.0 / +42.7 / +16.7 / +5.3 %,
+dynamic +3.8 / +3.7 / +3.7 / +3.6 %."""),
+    "allgather": ("c92e260e7183d7ef4b6e8821dd85b5567e7f4cf8fd3d431b1dcd8ead61a819d0", 4, """\
+imb_reps_allgather at 15 ns credit operations, the default chosen in issue 24
+(docs/calibration.md, "The credit operation's cost"): the same command without
+host.credit_ns=29.54. Rows:
+docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_allgather.csv. Measured at 8 / 16 / 32 /
+64 slots per process, 4 replicates: Allgather and Allgatherv within -0.2 to +0.3 % (SE
+0.2-0.3)."""),
+}
+for _group, (_fingerprint, _minutes, _notes) in _REPS15.items():
+    _sets = [s for s in VARIANTS[f"imb_reps_{_group}"]["sets"] if s != CREDIT_CYCLE]
+    _sets[0] = f"name=extoll_imb_reps15_{_group}"
+    VARIANTS[f"imb_reps15_{_group}"] = {"target": "extoll_imb", "sets": _sets,
+                                         "fingerprint": _fingerprint, "minutes": _minutes,
+                                         "notes": _notes}
 
 
 def sweep_command(name: str, out: str | None = None) -> str:
