@@ -764,12 +764,18 @@ minutes on 2 workers): `extoll-vec tables extoll_table2 --from STORE` reads eith
     },
 }
 
-# Figure 15's 8x128 adapted pattern at the 15 ns default: patterns_8x128_adapted_reps4's command
-# without CREDIT_CYCLE (issue 24: the paper-scale records re-measured at the chosen cost)
+def _at_default(source: str, name: str) -> list[str]:
+    """VARIANTS[source]'s --set lines at the default credit cost (issue 24's 15 ns): without
+    CREDIT_CYCLE, the sweep named `name` (every variant's first line is its name=)."""
+    return [f"name={name}"] + [s for s in VARIANTS[source]["sets"][1:] if s != CREDIT_CYCLE]
+
+
+# Figure 15's 8x128 adapted pattern at the 15 ns default (issue 24: the paper-scale records
+# re-measured at the chosen cost)
 VARIANTS["patterns_8x128_adapted_reps4_15ns"] = {
     "target": "extoll_patterns",
-    "sets": ["name=extoll_patterns_8x128_adapted_reps4_15ns"]
-    + [s for s in VARIANTS["patterns_8x128_adapted_reps4"]["sets"][1:] if s != CREDIT_CYCLE],
+    "sets": _at_default("patterns_8x128_adapted_reps4",
+                        "extoll_patterns_8x128_adapted_reps4_15ns"),
     "fingerprint": "280f27a0d04023b540f2b8c7f1f9a80c7240b5339e62ef4d6da08e08785bdf51",
     "minutes": 35,
     "notes": """\
@@ -782,71 +788,54 @@ Outputs: docs/data/paper_scale/extoll_patterns_8x128_adapted_15ns.csv (and .png)
 is the credit packets in a full requester FIFO, not their CPU cost).""",
 }
 
-
 # imb_reps's benchmark groups at 15 ns credit operations, the default from issue 24 on: each is
-# the imb_reps_GROUP command without CREDIT_CYCLE. GROUP: (fingerprint, minutes, notes)
+# the imb_reps_GROUP command at the default (_at_default). GROUP: (fingerprint, minutes, what
+# was measured; the notes' first sentences, common to all, are _REPS15_NOTE)
+_REPS15_NOTE = """\
+imb_reps_{group} at 15 ns credit operations, the default chosen in issue 24
+(docs/calibration.md, "The credit operation's cost"): the same command without
+host.credit_ns=29.54. Rows: docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_{group}.csv.
+Measured at 8 / 16 / 32 / 64 slots per process, 4 replicates:
+"""
 _REPS15 = {
     "small": ("ae442c2ebf05b7a1573dd73520f6eec9e85ab87feb18262b6141d9550685d352", 1, """\
-imb_reps_small at 15 ns credit operations, the default chosen in issue 24 (docs/calibration.md,
-"The credit operation's cost"): the same command without host.credit_ns=29.54. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_small.csv. Measured at 8 / 16 / 32 / 64
-slots per process, 4 replicates: PingPong and PingPing 0.0 % (ranks 0 and 1 share a node:
-LiMIC); the three the paper leaves out: Scatterv static +212.5 / +61.1 / +3.2 / +0.5 %, dynamic
-+183.3 / +99.3 / +44.4 / +39.0 %; Gatherv static +84.5 / +37.6 / +8.4 / +5.4 %, dynamic +93.0 /
-+46.7 / +13.7 / +10.3 %; Reduce_scatter within -0.3 to +5.5 %."""),
+PingPong and PingPing 0.0 % (ranks 0 and 1 share a node: LiMIC); the three the paper leaves
+out: Scatterv static +212.5 / +61.1 / +3.2 / +0.5 %, dynamic +183.3 / +99.3 / +44.4 / +39.0 %;
+Gatherv static +84.5 / +37.6 / +8.4 / +5.4 %, dynamic +93.0 / +46.7 / +13.7 / +10.3 %;
+Reduce_scatter within -0.3 to +5.5 %."""),
     "rooted": ("75af488a5aaf23642aab7890a1bee51569d354d31464805e81b87e53626b9060", 5, """\
-imb_reps_rooted at 15 ns credit operations, the default chosen in issue 24
-(docs/calibration.md, "The credit operation's cost"): the same command without
-host.credit_ns=29.54. Rows: docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_rooted.csv.
-Measured at 8 / 16 / 32 / 64 slots per process, 4 replicates: Barrier static +2.7 / +1.8 / +1.1
-/ +0.7 %, dynamic +0.9 / +0.8 / +0.8 / +0.7 %; Gather and Scatter under 0.05 %."""),
+Barrier static +2.7 / +1.8 / +1.1 / +0.7 %, dynamic +0.9 / +0.8 / +0.8 / +0.7 %; Gather and
+Scatter under 0.05 %."""),
     "tree": ("1c3204dd9c9116806856beec3d97ceab0f72865176c89c39825a3035488d5a1a", 7, """\
-imb_reps_tree at 15 ns credit operations, the default chosen in issue 24 (docs/calibration.md,
-"The credit operation's cost"): the same command without host.credit_ns=29.54. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_tree.csv. Measured at 8 / 16 / 32 / 64
-slots per process, 4 replicates: Reduce static +81.5 / +20.6 / +8.7 / +6.0 %, dynamic +25.7 /
-+15.5 / +10.7 / +9.0 %; Bcast static +15.1 / +22.3 / +13.5 / +9.2 %, dynamic +19.9 / +16.5 /
-+11.9 / +9.2 % (SE under 0.05)."""),
+Reduce static +81.5 / +20.6 / +8.7 / +6.0 %, dynamic +25.7 / +15.5 / +10.7 / +9.0 %; Bcast
+static +15.1 / +22.3 / +13.5 / +9.2 %, dynamic +19.9 / +16.5 / +11.9 / +9.2 % (SE under
+0.05)."""),
     "allreduce": ("10f654518c1c818f82cc99c6a75ecf0bb835513c445ce74c3b77e309dd57eab9", 6, """\
-imb_reps_allreduce at 15 ns credit operations, the default chosen in issue 24
-(docs/calibration.md, "The credit operation's cost"): the same command without
-host.credit_ns=29.54. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_allreduce.csv. Measured at 8 / 16 / 32 /
-64 slots per process, 4 replicates: static -3.7 / -9.7 / -5.7 / +3.5 % (SE 0.8-1.3), dynamic
-+2.0 / +2.7 / +1.0 / +2.5 % (SE 1.0-1.2): within a point of imb_reps_allreduce (29.54 ns);
-static 8-32 below the reference (the drift, docs/reproduction/extoll.md)."""),
+static -3.7 / -9.7 / -5.7 / +3.5 % (SE 0.8-1.3), dynamic +2.0 / +2.7 / +1.0 / +2.5 % (SE
+1.0-1.2): within a point of imb_reps_allreduce (29.54 ns); static 8-32 below the reference
+(the drift, docs/reproduction/extoll.md)."""),
     "exchange": ("3b7b464fa86ad943efee59ef8fc74a971f6030661c67d44e7d8741bfe7ccfd90", 3, """\
-imb_reps_exchange at 15 ns credit operations, the default chosen in issue 24
-(docs/calibration.md, "The credit operation's cost"): the same command without
-host.credit_ns=29.54. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_exchange.csv. Measured at 8 / 16 / 32 /
-64 slots per process, 4 replicates: Sendrecv static +238.9 / +90.3 / +14.8 / +5.8 %, dynamic
-+3.9 / +4.0 / +4.2 / +4.5 % (SE 0.4-1.2); Exchange static +114.0 / +42.7 / +16.7 / +5.3 %,
-dynamic +3.8 / +3.7 / +3.7 / +3.6 %."""),
+Sendrecv static +238.9 / +90.3 / +14.8 / +5.8 %, dynamic +3.9 / +4.0 / +4.2 / +4.5 % (SE
+0.4-1.2); Exchange static +114.0 / +42.7 / +16.7 / +5.3 %, dynamic +3.8 / +3.7 / +3.7 /
++3.6 %."""),
     "allgather": ("c92e260e7183d7ef4b6e8821dd85b5567e7f4cf8fd3d431b1dcd8ead61a819d0", 4, """\
-imb_reps_allgather at 15 ns credit operations, the default chosen in issue 24
-(docs/calibration.md, "The credit operation's cost"): the same command without
-host.credit_ns=29.54. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_allgather.csv. Measured at 8 / 16 / 32 /
-64 slots per process, 4 replicates: Allgather and Allgatherv within -0.2 to +0.3 % (SE
-0.2-0.3)."""),
+Allgather and Allgatherv within -0.2 to +0.3 % (SE 0.2-0.3)."""),
     "alltoallv": ("3c04d16a5f8e965a690aed8e5a7148527d56db10bbd42afc19be07df1187bfc5", 40, """\
-imb_reps_alltoallv at 15 ns credit operations, the default chosen in issue 24
-(docs/calibration.md, "The credit operation's cost"): the same command without
-host.credit_ns=29.54; about 40 minutes on 2 workers (in two sittings, resumed from its store).
-Rows: docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_alltoallv.csv. Measured at 8 /
-16 / 32 / 64 slots per process, 4 replicates: static +10.8 / +5.7 / +0.2 / +4.3 %, dynamic
-+21.1 / +7.1 / +0.3 / +3.7 % (SE 1.1-1.4): every overhead >= 0 within 2 SE; 64 slots costs
-more than 32 under both protocols, as at 29.54 ns."""),
+static +10.8 / +5.7 / +0.2 / +4.3 %, dynamic +21.1 / +7.1 / +0.3 / +3.7 % (SE 1.1-1.4): every
+overhead >= 0 within 2 SE; 64 slots costs more than 32 under both protocols, as at 29.54 ns.
+Run in two sittings, resumed from its store."""),
     "alltoall": ("44d3271e7348131b9e411f3046304e907babd84649e748b9cd1a4adcdc0261aa", 70, """\
-imb_reps_alltoall at 15 ns credit operations, the default chosen in issue 24
-(docs/calibration.md, "The credit operation's cost"): the same command without
-host.credit_ns=29.54; 70 minutes on 2 workers beside a one-core benchmark. Rows:
-docs/data/paper_scale/imb_reps15/extoll_imb_benchmarks_alltoall.csv. Measured at 8 / 16 / 32 /
-64 slots per process, 4 replicates: static +26.6 / +21.3 / +2.4 / +0.5 %, dynamic +28.9 /
-+23.9 / +1.1 / +1.9 % (SE 3.3-4.8): every overhead >= 0 within 2 SE; both protocols cost over
-20 % below 32 slots (14 data slots per pair at 16 against a 37-packet message)."""),
+static +26.6 / +21.3 / +2.4 / +0.5 %, dynamic +28.9 / +23.9 / +1.1 / +1.9 % (SE 3.3-4.8):
+every overhead >= 0 within 2 SE; both protocols cost over 20 % below 32 slots (14 data slots
+per pair at 16 against a 37-packet message). Run beside a one-core benchmark."""),
 }
+for _group, (_fingerprint, _minutes, _measured) in _REPS15.items():
+    VARIANTS[f"imb_reps15_{_group}"] = {
+        "target": "extoll_imb",
+        "sets": _at_default(f"imb_reps_{_group}", f"extoll_imb_reps15_{_group}"),
+        "fingerprint": _fingerprint, "minutes": _minutes,
+        "notes": _REPS15_NOTE.format(group=_group) + _measured}
+
 # Allreduce at IMB's 100 repetitions that issue 24 asks of the short benchmarks (imb_reps has 50)
 VARIANTS["imb_reps15_allreduce100"] = {
     "target": "extoll_imb",
@@ -867,13 +856,6 @@ the replicated headline at 15 ns (docs/data/paper_scale/imb_reps15_headline). Me
 / +2.2 / +0.8 / +2.2 % (SE 1.0-1.1): within 0.8 points of 50 repetitions; static 8-32 below
 the reference by more than 2 SE (the drift, docs/reproduction/extoll.md).""",
 }
-for _group, (_fingerprint, _minutes, _notes) in _REPS15.items():
-    _sets = [s for s in VARIANTS[f"imb_reps_{_group}"]["sets"] if s != CREDIT_CYCLE]
-    _sets[0] = f"name=extoll_imb_reps15_{_group}"
-    VARIANTS[f"imb_reps15_{_group}"] = {"target": "extoll_imb", "sets": _sets,
-                                         "fingerprint": _fingerprint, "minutes": _minutes,
-                                         "notes": _notes}
-
 
 def sweep_command(name: str, out: str | None = None) -> str:
     """The `extoll-vec sweep` command of variant `name` (store: out, default out/NAME.zarr)."""
