@@ -788,6 +788,26 @@ Outputs: docs/data/paper_scale/extoll_patterns_8x128_adapted_15ns.csv (and .png)
 is the credit packets in a full requester FIFO, not their CPU cost).""",
 }
 
+# Table 2's dense 256-rank half at the 15 ns default (issue 24)
+VARIANTS["table2_256_reps4_15ns"] = {
+    "target": "extoll_table2",
+    "sets": _at_default("table2_256_reps4", "extoll_table2_256_reps4_15ns"),
+    "fingerprint": "9523eb40b4d96297be540ed989f6e84a9307de8a8f19f8bcd21d10cacf1efa08",
+    "minutes": 34,
+    "notes": """\
+table2_256_reps4 at 15 ns credit operations, the default chosen in issue 24; 34 minutes on one
+worker beside a one-worker run. Outputs: docs/data/paper_scale/extoll_table2_256_15ns (the
+target) and extoll_table2_256_15ns_overhead (extoll_static_overhead on the same store).
+Measured: the delayed sends and break-even points of the 29.54 ns run to the slot (no send
+waits from 52/49/50/49 slots for 2-5 credit slots; flat_from_eq5 true for 2-5). The overhead
+from the Eq. 5 buffer on is +7.2 to +12.9 % (SE 2.2-2.9; mean of the 18 points 10.2 %, at
+29.54 ns 10.3 %) and +0.1 to +19.7 % below it, again with no fall where the delayed sends
+fall. At 66 slots the flow-control CPU time is 0.62-0.89 s summed over the 256 ranks (2.4-3.5
+ms per rank; 0.96-1.25 s at 29.54 ns) for the same 0.49-0.98 M credit packets: the cheaper
+credit operation leaves the overhead where it was, which is the credit packets' share of the
+requester FIFOs and links, not their CPU time (benchmarks/credit_floor.py).""",
+}
+
 # imb_reps's benchmark groups at 15 ns credit operations, the default from issue 24 on: each is
 # the imb_reps_GROUP command at the default (_at_default). GROUP: (fingerprint, minutes, what
 # was measured; the notes' first sentences, common to all, are _REPS15_NOTE)
