@@ -764,37 +764,31 @@ minutes on 2 workers): `extoll-vec tables extoll_table2 --from STORE` reads eith
     },
 }
 
-def _at_default(source: str, name: str) -> list[str]:
-    """VARIANTS[source]'s --set lines at the default credit cost (issue 24's 15 ns): without
-    CREDIT_CYCLE, the sweep named `name` (every variant's first line is its name=)."""
-    return [f"name={name}"] + [s for s in VARIANTS[source]["sets"][1:] if s != CREDIT_CYCLE]
+def _at_default(name: str, source: str, fingerprint: str, minutes: int, notes: str) -> None:
+    """Variant `name`: VARIANTS[source] at the default credit cost (issue 24's 15 ns), i.e. its
+    target and --set lines without CREDIT_CYCLE, the sweep named extoll_NAME (every variant's
+    first line is its name=)."""
+    sets = [s for s in VARIANTS[source]["sets"][1:] if s != CREDIT_CYCLE]
+    VARIANTS[name] = {"target": VARIANTS[source]["target"],
+                      "sets": [f"name=extoll_{name}"] + sets,
+                      "fingerprint": fingerprint, "minutes": minutes, "notes": notes}
 
 
 # Figure 15's 8x128 adapted pattern at the 15 ns default (issue 24: the paper-scale records
 # re-measured at the chosen cost)
-VARIANTS["patterns_8x128_adapted_reps4_15ns"] = {
-    "target": "extoll_patterns",
-    "sets": _at_default("patterns_8x128_adapted_reps4",
-                        "extoll_patterns_8x128_adapted_reps4_15ns"),
-    "fingerprint": "280f27a0d04023b540f2b8c7f1f9a80c7240b5339e62ef4d6da08e08785bdf51",
-    "minutes": 35,
-    "notes": """\
+_at_default("patterns_8x128_adapted_reps4_15ns", "patterns_8x128_adapted_reps4",
+            "280f27a0d04023b540f2b8c7f1f9a80c7240b5339e62ef4d6da08e08785bdf51", 35, """\
 patterns_8x128_adapted_reps4 at 15 ns credit operations, the default chosen in issue 24: 12
 untimed and 2 timed alltoalls, 4 replicates; 35 minutes on 2 workers beside the test suite.
 Outputs: docs/data/paper_scale/extoll_patterns_8x128_adapted_15ns.csv (and .png). Measured at
 8 / 16 / 32 / 64 slots per process: static +29.5 / +21.1 / +14.6 / +6.9 %, dynamic +30.9 / +7.8
 / +4.6 / +6.7 % (SE 0.1-0.7, dynamic 8: 4.2); no delayed send from 16 slots (dynamic) and 64
 (static), as at 29.54 ns; every overhead within about 2 SE of the 29.54 ns run's (the floor
-is the credit packets in a full requester FIFO, not their CPU cost).""",
-}
+is the credit packets in a full requester FIFO, not their CPU cost).""")
 
 # Table 2's dense 256-rank half at the 15 ns default (issue 24)
-VARIANTS["table2_256_reps4_15ns"] = {
-    "target": "extoll_table2",
-    "sets": _at_default("table2_256_reps4", "extoll_table2_256_reps4_15ns"),
-    "fingerprint": "9523eb40b4d96297be540ed989f6e84a9307de8a8f19f8bcd21d10cacf1efa08",
-    "minutes": 24,
-    "notes": """\
+_at_default("table2_256_reps4_15ns", "table2_256_reps4",
+            "9523eb40b4d96297be540ed989f6e84a9307de8a8f19f8bcd21d10cacf1efa08", 24, """\
 table2_256_reps4 at 15 ns credit operations, the default chosen in issue 24; 34 minutes on one
 worker beside a one-worker run. Outputs: docs/data/paper_scale/extoll_table2_256_15ns (the
 target) and extoll_table2_256_15ns_overhead (extoll_static_overhead on the same store).
@@ -805,16 +799,11 @@ from the Eq. 5 buffer on is +7.2 to +12.9 % (SE 2.2-2.9; mean of the 18 points 1
 fall. At 66 slots the flow-control CPU time is 0.62-0.89 s summed over the 256 ranks (2.4-3.5
 ms per rank; 0.96-1.25 s at 29.54 ns) for the same 0.49-0.98 M credit packets: the cheaper
 credit operation leaves the overhead where it was, which is the credit packets' share of the
-requester FIFOs and links, not their CPU time (benchmarks/credit_floor.py).""",
-}
+requester FIFOs and links, not their CPU time (benchmarks/credit_floor.py).""")
 
 # Table 2's 1024-rank half at the 15 ns default (issue 24)
-VARIANTS["table2_1024_reps4_15ns"] = {
-    "target": "extoll_table2",
-    "sets": _at_default("table2_1024_reps4", "extoll_table2_1024_reps4_15ns"),
-    "fingerprint": "1b46287e8c259a25d22ba03fbb50946c07aec73e26090f0175188a0dad307d30",
-    "minutes": 66,
-    "notes": """\
+_at_default("table2_1024_reps4_15ns", "table2_1024_reps4",
+            "1b46287e8c259a25d22ba03fbb50946c07aec73e26090f0175188a0dad307d30", 66, """\
 table2_1024_reps4 at 15 ns credit operations, the default chosen in issue 24; 100 minutes on
 one worker beside other runs. Outputs: docs/data/paper_scale/extoll_table2_1024_15ns (the
 target) and extoll_table2_1024_15ns_overhead (extoll_static_overhead on the same store).
@@ -822,8 +811,7 @@ Measured: the delayed sends of the 29.54 ns run to the point (whole run 97.6 % -
 37 + c, none from Eq. 5's 57/52/50/49 slots; flat_from_eq5 true for 2-5 credit slots). The
 overhead is -4.5 to +6.4 % with standard errors of 3.6-6.1 % at every buffer (29.54 ns: -3 to
 +5 %, SE 3.4-5.3) and again does not drop at 37 + c; the busiest link carries 0.30-0.37 of
-the run in every case.""",
-}
+the run in every case.""")
 
 # imb_reps's benchmark groups at 15 ns credit operations, the default from issue 24 on: each is
 # the imb_reps_GROUP command at the default (_at_default). GROUP: (fingerprint, minutes, what
@@ -867,11 +855,8 @@ every overhead >= 0 within 2 SE; both protocols cost over 20 % below 32 slots (1
 per pair at 16 against a 37-packet message). Run beside a one-core benchmark."""),
 }
 for _group, (_fingerprint, _minutes, _measured) in _REPS15.items():
-    VARIANTS[f"imb_reps15_{_group}"] = {
-        "target": "extoll_imb",
-        "sets": _at_default(f"imb_reps_{_group}", f"extoll_imb_reps15_{_group}"),
-        "fingerprint": _fingerprint, "minutes": _minutes,
-        "notes": _REPS15_NOTE.format(group=_group) + _measured}
+    _at_default(f"imb_reps15_{_group}", f"imb_reps_{_group}", _fingerprint, _minutes,
+                _REPS15_NOTE.format(group=_group) + _measured)
 
 # Allreduce at IMB's 100 repetitions that issue 24 asks of the short benchmarks (imb_reps has 50)
 VARIANTS["imb_reps15_allreduce100"] = {
