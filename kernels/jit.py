@@ -1,33 +1,39 @@
 """The decorators of every kernel: one place for the compile options.
 
-- ``inner``: a helper called only from other kernels. Inlined by LLVM (``forceinline``): a
-  call would otherwise copy the whole State tuple of arrays. No CPython or C wrapper: nothing
-  calls it from Python, and a wrapper that unboxes the 130-array State tuple costs more compile
-  time than the helper itself (docs/design.md).
-- ``entry``: a kernel the engine calls from Python (sim.start, sim.advance). ``nogil=True``:
-  one call can run for minutes (a chunk of cycles of a batch of 1024-rank points); holding
-  the GIL that long stops every other thread of the process, and a Dask worker whose
-  heartbeat thread is stopped for minutes is declared dead and restarted, its batch rerun.
-  Kernels touch no Python object, so releasing it is safe.
-- ``outlined``: a helper on a rare path of one protocol (LFC's deadlock recovery), or the
-  hooks of a protocol no other one's speed should pay for (FM/MC). Its own function, not
-  inlined, so that its body does not grow the event loop that every protocol runs (the hop
-  is sensitive to the loop's size: docs/design.md); a call copies the State tuple, so callers
-  test the cheap condition first.
+- ``entry``: a kernel the engine calls from Python (sim.start, sim.advance). It takes the
+  State and Topology tuples and hands the kernels a reference to them (byref.py).
+  ``nogil=True``: one call can run for minutes (a chunk of cycles of a batch of 1024-rank
+  points); holding the GIL that long stops every other thread of the process, and a Dask
+  worker whose heartbeat thread is stopped for minutes is declared dead and restarted, its
+  batch rerun. Kernels touch no Python object, so releasing it is safe.
+- ``inner``: a kernel called only from other kernels, inlined into its callers
+  (``forceinline``). Its IR is only linked into theirs (inlined.py): Numba would otherwise
+  optimise and generate machine code for every such helper with its whole call tree, once
+  per level above it, code that never runs. No CPython or C wrapper: nothing calls it from
+  Python.
+- ``outlined``: a function of its own, not inlined, for a rare path called from many places
+  (the pair table's search, the adaptive routings), so that one copy serves every call site.
+  It takes the arrays it reads, not the State: a reference passed to a call keeps the whole
+  State in memory in the caller (byref.py). ``forceinline=False`` is explicit: Numba
+  otherwise inherits its caller's ``forceinline``.
 - ``analysis``: a static analysis called from Python that allocates its result (progstats),
   so it keeps Numba's reference counting.
 
-All: ``cache=True`` (a second process loads the machine code instead of compiling; the cache
-directory is chosen in ``kernels/__init__.py``) and ``error_model="numpy"`` (integer division
-by zero does not raise from inside a kernel). ``entry`` and ``inner`` also ``_nrt=False``:
-kernels never allocate, and without reference counting a State access costs no atomic
-operations.
+``entry`` and ``analysis`` have ``cache=True``: a second process loads the machine code instead
+of compiling (the cache directory is chosen in ``kernels/__init__.py``); the others have no
+machine code of their own to cache. All have ``error_model="numpy"`` (integer division by
+zero does not raise from inside a kernel); all but ``analysis`` ``_nrt=False``: kernels never
+allocate, and without reference counting a State access costs no atomic operations.
 """
 from numba import njit
 
-_OPTIONS = dict(cache=True, _nrt=False, error_model="numpy")
+from extoll_vec.kernels.inlined import InlineOnlyCompiler, OutlinedCompiler
 
-entry = njit(**_OPTIONS, nogil=True)
-inner = njit(**_OPTIONS, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-outlined = njit(**_OPTIONS, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+_KERNEL = dict(_nrt=False, error_model="numpy")
+_NOT_FROM_PYTHON = dict(cache=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+entry = njit(cache=True, nogil=True, **_KERNEL)
+inner = njit(forceinline=True, pipeline_class=InlineOnlyCompiler, **_NOT_FROM_PYTHON, **_KERNEL)
+outlined = njit(forceinline=False, pipeline_class=OutlinedCompiler, **_NOT_FROM_PYTHON,
+                **_KERNEL)
 analysis = njit(cache=True, error_model="numpy")

@@ -9,7 +9,7 @@ the NI that flagged it to x, the acknowledgements x still waits for; nn[b, x, y,
 deadlock packets at x that came from y (waiting for a buffer of y's partition)."""
 from extoll_vec.dtypes import ERR_INVARIANT
 from extoll_vec.kernels.common import nic_work, proto_send
-from extoll_vec.kernels.jit import inner, outlined
+from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.lfc_queues import first_of_tree, take, transmit
 from extoll_vec.protocols.lfc import (CN_ACKS, CN_NQ, CN_REC, CN_RECOVERIES, CN_RR, NN_BQ_CNT,
                                       NN_BQ_HEAD, NN_DL_ACKS, NN_DL_FROM, NN_DL_IN, NN_DL_PKT,
@@ -25,7 +25,7 @@ def detect(S, par, b, x, now):
         _start(S, par, b, x, now)
 
 
-@outlined
+@inner
 def _start(S, par, b, x, now):
     """The queues are served round-robin (no livelock). The initiator flags the head of the
     queue and sends it without a credit into its own deadlock buffer at the destination, the
@@ -44,7 +44,7 @@ def _start(S, par, b, x, now):
     transmit(S, par, b, x, h, c, now, x + 1)
 
 
-@outlined
+@inner
 def on_flagged(S, par, b, y, x, h, now):
     """Packet h came from NI x flagged (4.2): it sits in its owner o's deadlock buffer at y,
     and y, now in o's deadlocked subtree, has already queued h's copies for its children in
@@ -96,7 +96,7 @@ def _ack_up(S, par, b, x, o, now):
     S.fcn[b, x, CN_ACKS] += 1
 
 
-@outlined
+@inner
 def on_ack(S, par, b, y, o, now):
     """An acknowledgement of o's recovery reached y: the initiator's recovery is over (its
     deadlock buffers everywhere are free) and it looks for the next blocked queue; an NI
@@ -110,7 +110,7 @@ def on_ack(S, par, b, y, o, now):
         _ack_up(S, par, b, y, o, t)
 
 
-@outlined
+@inner
 def dl_packet_done(S, par, b, x, m, now):
     """Kept packet m, in its owner's deadlock buffer at x, is done: the buffer is free."""
     o = S.pk_pf[b, m, PF_FLAG] - 1
@@ -127,7 +127,7 @@ def dl_take_buffer(S, par, b, x, hop, now):
     return S.nn[b, x, hop, NN_DL_IN] != 0 and _take_buffer(S, par, b, x, hop, now)
 
 
-@outlined
+@inner
 def _take_buffer(S, par, b, x, hop, now):
     for o in range(S.nn.shape[1]):
         if S.nn[b, x, o, NN_DL_PKT] > 0 and S.nn[b, x, o, NN_DL_FROM] == hop + 1:

@@ -24,22 +24,22 @@ and members of one batch run different programs (engine.shape_key does not inclu
 workload's pattern).
 """
 from extoll_vec.dtypes import ERR_PAIR, ERR_SPARE
-from extoll_vec.kernels.jit import inner
+from extoll_vec.kernels.jit import inner, outlined
 
 
 @inner
-def _search(S, b, x, y):
+def _search(ptr, real, peer, b, x, y):
     """Entry of y among x's communicating peers, or -1."""
-    lo = S.pair_ptr[b, x]
-    end = lo + S.pair_real[b, x]
+    lo = ptr[b, x]
+    end = lo + real[b, x]
     hi = end
     while lo < hi:                         # the first entry >= y
         mid = (lo + hi) >> 1
-        if S.pair_peer[b, mid] < y:
+        if peer[b, mid] < y:
             lo = mid + 1
         else:
             hi = mid
-    if lo < end and S.pair_peer[b, lo] == y:
+    if lo < end and peer[b, lo] == y:
         return lo
     return -1
 
@@ -49,20 +49,29 @@ def pair(S, b, x, y):
     """Index of pair (x, y) in S.fc / S.ux_head / S.ux_tail of member b."""
     if S.pair_dense[b] != 0:
         return x * S.rk_pc.shape[1] + y    # every row dense
-    lo = S.pair_ptr[b, x]
-    hi = S.pair_ptr[b, x + 1]
-    if hi - lo == S.rk_pc.shape[1] and S.pair_real[b, x] == hi - lo:
+    return _lookup(S.pair_ptr, S.pair_real, S.pair_peer, S.status, S.err_info,
+                   S.rk_pc.shape[1], b, x, y)
+
+
+@outlined
+def _lookup(ptr, real, peer, status, err_info, n_ranks, b, x, y):
+    """pair() in a table with rows that are not dense. A function of its own, given only the
+    table: the protocols look pairs up at hundreds of places, and a copy of the search at each
+    of them made the host's kernel several times larger (compile time: docs/benchmarks.md)."""
+    lo = ptr[b, x]
+    hi = ptr[b, x + 1]
+    if hi - lo == n_ranks and real[b, x] == hi - lo:
         return lo + y                      # dense row: every rank, in order
-    i = _search(S, b, x, y)
+    i = _search(ptr, real, peer, b, x, y)
     if i >= 0:
         return i
-    for k in range(lo + S.pair_real[b, x], hi):   # the idle senders given an entry
-        if S.pair_peer[b, k] == y:
+    for k in range(lo + real[b, x], hi):   # the idle senders given an entry
+        if peer[b, k] == y:
             return k
-    S.status[b] |= ERR_PAIR
-    S.err_info[b, 0] = x
-    S.err_info[b, 1] = y
-    return S.pair_peer.shape[1] - 1
+    status[b] |= ERR_PAIR
+    err_info[b, 0] = x
+    err_info[b, 1] = y
+    return peer.shape[1] - 1
 
 
 @inner
@@ -75,7 +84,7 @@ def row(S, b, x):
 def next_idle(S, b, x, below):
     """The highest idle sender of x (not x, not a communicating peer) below id `below`, or -1."""
     y = below - 1
-    while y >= 0 and (y == x or _search(S, b, x, y) >= 0):
+    while y >= 0 and (y == x or _search(S.pair_ptr, S.pair_real, S.pair_peer, b, x, y) >= 0):
         y -= 1
     return y
 

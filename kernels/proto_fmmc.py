@@ -10,9 +10,6 @@ copies of it move: one per child in its root's tree and, at a receiver, one for 
 State: fcr[b, r, R_*] a host's multicast credits; fcn[b, x, CN_*] the NI's queue and, at
 the manager, the credit pool, the waiting requests and the token; npar[b, x, NP_*] the NI
 processor's costs, the token's route and the forwarding table.
-
-The hooks are outlined (kernels/jit.py): FM/MC is a comparison protocol, and its bodies inlined
-into the dispatch would grow the event loop and the rank's turn that every protocol runs.
 """
 from extoll_vec.dtypes import (EJ_ACCEPT, EJ_CONSUMED, EJ_KEPT, INJ_TAKEN, P_CREDIT, P_FLIT_BYTES,
                                P_PIO, P_PIO_KB, PK_CTRL, PK_DATA, PK_PROTO)
@@ -20,7 +17,7 @@ from extoll_vec.kernels import fc_window
 from extoll_vec.kernels.common import (dma_start, nic_release_one, nic_work, packet_payload,
                                       pk_clone, proto_resend_at, proto_retire, proto_send,
                                       to_host, wake_rank)
-from extoll_vec.kernels.jit import inner, outlined
+from extoll_vec.kernels.jit import inner
 from extoll_vec.protocols.fmmc import (CN_AVAIL, CN_GRANTED, CN_PEND, CN_PHEAD, CN_QMAX,
                                        CN_QUSED, CN_RECLAIMED, CN_REQUESTS, CN_RETURNED, CN_RING,
                                        CN_ROUNDS, CN_SWAPS, CN_TOKEN, CN_VISITS, NODE_PARAMS,
@@ -33,13 +30,13 @@ from extoll_vec.protocols.fmmc import (CN_AVAIL, CN_GRANTED, CN_PEND, CN_PHEAD, 
 
 
 # ---- the host: unicast window, cached multicast credits ------------------------------------
-@outlined
+@inner
 def fc_init(S, T, par, b):
     fc_window.fc_init(S, T, par, b)
     S.fcn[b, par[b, P_MANAGER], CN_AVAIL] = par[b, P_BUFFERS]
 
 
-@outlined
+@inner
 def may_send(S, par, b, r, dst):
     """A multicast packet needs a cached credit; without one the host asks the manager once
     (a request descriptor its NI sends on) and waits for the grant (gap G20)."""
@@ -64,7 +61,7 @@ def may_send(S, par, b, r, dst):
     return False
 
 
-@outlined
+@inner
 def on_sent(S, par, b, r, dst, h, delayed):
     if dst >= 0:
         return fc_window.on_sent(S, par, b, r, dst, h, delayed)
@@ -72,12 +69,12 @@ def on_sent(S, par, b, r, dst, h, delayed):
     return par[b, P_CREDIT]
 
 
-@outlined
+@inner
 def on_retrieved(S, par, b, r, src):
     return fc_window.on_retrieved(S, par, b, r, src)
 
 
-@outlined
+@inner
 def on_mc_retrieved(S, par, b, r, root):
     """The host took a multicast packet out of its buffer: the buffer is free, which the
     manager learns when the token passes."""
@@ -85,12 +82,12 @@ def on_mc_retrieved(S, par, b, r, root):
     return par[b, P_CREDIT]
 
 
-@outlined
+@inner
 def ctrl_payload(S, par, b, r, dst, ctype):
     return fc_window.ctrl_payload(S, par, b, r, dst, ctype)
 
 
-@outlined
+@inner
 def on_control(S, par, b, r, src, ctype, payload):
     return fc_window.on_control(S, par, b, r, src, ctype, payload)
 
@@ -232,7 +229,7 @@ def _forward(S, par, b, x, m, root, t):
         _copy_to(S, par, b, x, m, S.npar[b, x, base + 1 + k], t)
 
 
-@outlined
+@inner
 def nic_may_inject(S, T, par, b, node, h, now):
     """The NI polls its send pool's head: once the host's PIO write is complete it spends
     its poll step, then keeps the packet and sends a copy to the destination, or, for a
@@ -276,12 +273,12 @@ def _copy_done(S, par, b, x, h, now):
     proto_retire(S, b, m)
 
 
-@outlined
+@inner
 def nic_on_sent(S, T, par, b, node, h, now):
     _copy_done(S, par, b, node, h, now)
 
 
-@outlined
+@inner
 def nic_on_host(S, T, par, b, node, h, now):
     _copy_done(S, par, b, node, h, now)
 
@@ -303,7 +300,7 @@ def _on_proto(S, par, b, y, h, now):
             _visit(S, par, b, y, least, sent, back, (typ & T_WANT) != 0, now)
 
 
-@outlined
+@inner
 def nic_on_eject(S, T, par, b, y, h, now):
     kind = S.pk[b, h].kind
     if kind == PK_PROTO:

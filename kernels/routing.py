@@ -45,17 +45,14 @@ import numpy as np
 from extoll_vec.dtypes import (P_ADAPT_BIAS, P_ADAPT_THRESH, P_BUF_FLITS, P_LAT_TERM, P_ROUTING,
                                P_SEED, PORT_GLOBAL, PORT_TERMINAL, RT_FLAT, RT_PAR, RT_TABLE,
                                RT_UGAL, RT_VALIANT, ADAPT_BIAS_BITS)
-from numba import njit
 
+from extoll_vec.kernels.byref import by_ref
 from extoll_vec.kernels.common import splitmix64
-from extoll_vec.kernels.jit import entry, inner
+from extoll_vec.kernels.jit import entry, inner, outlined
 
-# The adaptive routings are compiled as one function of their own, not inlined: router_accept
-# has two call sites (arbitrate, nic_tx), and inlining the adaptive code into both made the
-# event loop larger and table-routed runs slower. It takes the few arrays it reads, not the
-# State tuple (a call that passes the tuple copies it).
-outlined = njit(cache=True, _nrt=False, error_model="numpy", no_cpython_wrapper=True,
-                no_cfunc_wrapper=True)
+# The adaptive routings are one function of their own, not inlined: router_accept has two call
+# sites (arbitrate, nic_tx), and inlining the adaptive code into both made the event loop
+# larger and table-routed runs slower. It takes the few arrays it reads.
 
 RS_IG = (1 << 20) - 1
 RS_GH1 = 1 << 20
@@ -166,10 +163,11 @@ def adaptive_out(pk, rt_ctr, cr, route_port, terminal_node, port_class, geo,
 
 
 @entry
-def trace_route(S, T, par, b, h, src, out):
+def trace_route(state, topo, par, b, h, src, out):
     """Tests: follow packet slot h (its pk dnode set) from node src by route_out alone, without
     simulating; out[k] = (router, input port, output port, output VC) of hop k. Returns the
     number of hops (-1 if it does not reach a terminal port within out's rows)."""
+    S, T = by_ref(state), by_ref(topo)
     r = T.node_router[src]
     p = T.node_port[src]
     v = 0

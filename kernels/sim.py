@@ -18,6 +18,7 @@ from extoll_vec.dtypes import (CV_END, CV_PREV, CV_START, ERR_DEADLOCK, ERR_MAX_
                                PROF_RANK_IDLE, PROF_RANK_OTHER, PROF_RANK_RETRIEVE,
                                PROF_RANK_WRITE, ROUTER_VOQ)
 from extoll_vec.kernels import flowctl
+from extoll_vec.kernels.byref import by_ref
 from extoll_vec.kernels.host import rank_step
 from extoll_vec.kernels.jit import entry, inner
 from extoll_vec.kernels.network import arbitrate, credit_arrived
@@ -28,9 +29,10 @@ from extoll_vec.kernels.wheel import next_time, pending, pop_at, pull_far, relea
 
 
 @entry
-def start(S, T, par, starts):
+def start(state, topo, par, starts):
     """Initial events of every member: each rank's CPU runs at cycle 0 (program counter at its
     program's first row), or each node's synthetic source draws its first packet."""
+    S, T = by_ref(state), by_ref(topo)   # the kernels take the tuples by reference (byref.py)
     B = S.now.shape[0]
     for b in range(B):
         flowctl.fc_init(S, T, par, b)
@@ -140,13 +142,14 @@ def _member_finished(S, par, b):
 
 
 @entry
-def advance(S, T, par, ops, t_stop, prof, lo, hi):
+def advance(state, topo, par, ops, t_stop, prof, lo, hi):
     """Run every unfinished, error-free member b in lo <= b < hi until t_stop or completion.
     Returns the number of those members still running. prof: None (Numba compiles the branch
     away), or int64 [B, N_PROF, 2] accumulating events and time-stamp cycles per event kind
     (benchmarks/profile_events.py). A call writes only rows lo..hi-1 of S and prof (T, par and
     ops are read-only), so calls on disjoint ranges may run at once on threads (nogil;
     engine/batch.py, docs/design.md)."""
+    S, T = by_ref(state), by_ref(topo)   # the kernels take the tuples by reference (byref.py)
     running = 0
     for b in range(lo, hi):
         if S.finished[b] != 0 or S.status[b] != 0:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numba
 from numba.core import config as _numba_config
+from numba.core.caching import NullCache
 from numba.core.dispatcher import Dispatcher
 
 import extoll_vec.kernels as _kernels
@@ -122,7 +123,8 @@ def _rebind(old: types.ModuleType, new: types.ModuleType, tag: str) -> dict:
                                    pf.__closure__)
             g.__qualname__, g.__doc__, g.__module__ = pf.__qualname__, pf.__doc__, c.__name__
             options = {k: v for k, v in f.targetoptions.items() if k != "nopython"}
-            repl[id(f)] = numba.njit(cache=True, **options)(g)
+            repl[id(f)] = numba.njit(cache=not isinstance(f._cache, NullCache),
+                                     pipeline_class=f._compiler.pipeline_class, **options)(g)
     for c in copied.values():
         for k, v in list(vars(c).items()):
             if repl.get(id(v)) is not None:

@@ -1,0 +1,97 @@
+"""Compiler pipelines for kernels that are not entry points (jit.inner, jit.outlined).
+
+Numba compiles every function into a library of its own and, to finish it, optimises the
+library together with the IR of everything it calls and generates its machine code. A helper
+that is only ever inlined into its callers thus had its whole call tree optimised and
+compiled once per level above it, and its machine code was never run. This pipeline builds
+such a helper into an `InlineOnlyLibrary`: its IR gets the function passes (as before), and
+finishing it only links its callees' IR into it; the module passes and the machine code are
+left to the entry point, which optimises each function of its call tree once. An outlined
+kernel is built the same way and marked `noinline`: it stays one function of its own inside
+the entry point's library.
+"""
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core.compiler_lock import require_global_compiler_lock
+from numba.core.compiler_machinery import LoweringPass, register_pass
+from numba.core.typed_passes import AnnotateTypes, NativeLowering
+
+
+class InlineOnlyLibrary(JITCodeLibrary):
+    """A library whose IR is only linked into others: no module passes, no machine code."""
+
+    def finalize(self):
+        require_global_compiler_lock()
+        self._raise_if_finalized()
+        seen = set()
+        for library in self._linking_libraries:
+            if library not in seen:
+                seen.add(library)
+                self._reload_init.update(library._reload_init)
+                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+        self._finalized = True
+
+    def get_pointer_to_function(self, name):
+        return 0   # no wrapper and no machine code: nothing calls it from Python
+
+    @property
+    def codegen(self):
+        return _NoEnvironment(self._codegen)
+
+
+class _NoEnvironment:
+    """The codegen, but the environment of a function without machine code is not set (its
+    global does not exist in the execution engine)."""
+
+    def __init__(self, codegen):
+        self._codegen = codegen
+
+    def set_env(self, env_name, env):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._codegen, name)
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class InlineOnlyLowering(LoweringPass):
+    _name = "extoll_vec_inline_only_library"
+
+    def __init__(self):
+        LoweringPass.__init__(self)
+
+    def run_pass(self, state):
+        if state.library is None:
+            codegen = state.targetctx.codegen()
+            state.library = InlineOnlyLibrary(codegen, state.func_id.func_qualname)
+        return False
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class MarkNotInlined(LoweringPass):
+    _name = "extoll_vec_not_inlined"
+
+    def __init__(self):
+        LoweringPass.__init__(self)
+
+    def run_pass(self, state):
+        fn = state.library._final_module.get_function(state.cr.fndesc.mangled_name)
+        fn.add_function_attribute("noinline")
+        return False
+
+
+class InlineOnlyCompiler(CompilerBase):
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.add_pass_after(InlineOnlyLowering, AnnotateTypes)   # the pass before NativeLowering
+        pm.finalize()
+        return [pm]
+
+
+class OutlinedCompiler(CompilerBase):
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.add_pass_after(InlineOnlyLowering, AnnotateTypes)   # the pass before NativeLowering
+        pm.add_pass_after(MarkNotInlined, NativeLowering)
+        pm.finalize()
+        return [pm]
