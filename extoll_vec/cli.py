@@ -29,7 +29,8 @@ PROG = "extoll-vec"
 EXIT_ERROR = 2
 
 # Modules that may add subcommands (sweep, tables, ...); a missing module is skipped.
-EXTENSION_MODULES = ("extoll_vec.sweep", "extoll_vec.analysis.tables", "extoll_vec.analysis.report")
+EXTENSION_MODULES = ("extoll_vec.sweep", "extoll_vec.analysis.tables", "extoll_vec.analysis.report",
+                     "extoll_vec.warmup")
 
 
 @dataclass(frozen=True)

@@ -282,3 +282,30 @@ def test_a_log_gets_progress_lines_while_a_long_batch_runs(client2):
     fut = client2.submit(time.sleep, 1.5, pure=False)
     assert list(_completed(as_completed([fut]), progress)) == [fut]
     assert log.getvalue().count("0/1 points") >= 3
+
+
+def _kernel_compilations() -> int:
+    """Functions this process compiled rather than loaded from the cache, over every kernel."""
+    from numba.core.dispatcher import Dispatcher
+    n = 0
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("extoll_vec.kernels") and mod is not None:
+            for v in vars(mod).values():
+                if isinstance(v, Dispatcher) and v._cache.__class__.__name__ != "NullCache":
+                    n += sum(v._cache_misses.values())
+    return n
+
+
+def test_workers_compile_nothing_after_extoll_vec_compile(tmp_path):
+    """`extoll-vec compile` fills the cache the workers read: their batches only load."""
+    family = "shared" if os.environ.get("EXTOLL_VEC_KERNELS") == "shared" else "extoll"
+    out = subprocess.run([sys.executable, "-m", "extoll_vec.cli", "compile", "--family", family],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^(shared|extoll) +\d+\.\d s$", out.stdout, re.M), out.stdout
+    with connect(load_cluster_spec(workers=2), quiet=True) as client:
+        client.wait_for_workers(2)
+        res = run_sweep(build_sweep(SPEC), tmp_path / "s.zarr", client, quiet=True)
+        assert res.complete and res.computed == 12
+        compiled = client.run(_kernel_compilations)
+    assert len(compiled) == 2 and set(compiled.values()) == {0}, compiled

@@ -153,6 +153,10 @@ class Batch:
         for b in range(B):
             check_invariants(self, b)
 
+    def warm(self) -> None:
+        """Advance every member to cycle 1: loads (or compiles) the kernels a run needs."""
+        self._advance(1, None, None)
+
     def _advance(self, t_stop: int, profile, pool) -> int:
         """One chunk: every member to t_stop; returns the members still running. With a pool,
         one kernel call per active member on its own 1-member State (_member_state), handed to

@@ -1,0 +1,25 @@
+"""`extoll-vec compile` (extoll_vec/warmup.py): what it builds and how it refuses bad input.
+That its builds leave the workers nothing to compile: test_sweep_dask.py."""
+from __future__ import annotations
+
+import pytest
+
+from extoll_vec import warmup
+from extoll_vec.cli import main
+from extoll_vec.protocols import registry
+
+
+def test_every_family_has_a_small_valid_configuration():
+    fams = warmup.families()
+    assert {"extoll", "infiniband", "lfc", "fmmc", "fecn", "rdrp", "capped"} <= set(fams)
+    assert sorted(n for ns in fams.values() for n in ns) == sorted(registry.registered())
+    for fam, names in fams.items():
+        cfg = warmup.smallest_config(fam)
+        assert cfg.protocol.name in names, fam
+        assert cfg.n_ranks <= 64, fam
+
+
+def test_an_unknown_family_is_refused_in_one_line(capsys):
+    assert main(["compile", "--family", "extol"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--family" in err and "'extol'" in err and "extoll" in err
