@@ -4,7 +4,11 @@ Hypothesis runs derandomized by default so that the suite gives the same verdict
 machine (CI included); a failure it found once is kept as an explicit @example. To explore new
 random cases locally: HYPOTHESIS_PROFILE=explore python -m pytest tests/test_invariants.py"""
 import os
+import subprocess
+import sys
+import time
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("default", derandomize=True, print_blob=True)
@@ -16,3 +20,27 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 # test_kernel_families.py runs the default policy and checks it against this one. Set before
 # any Dask worker starts, so the workers inherit it.
 os.environ.setdefault("EXTOLL_VEC_KERNELS", "shared")
+
+
+_COMPILED = pytest.StashKey[float]()
+
+
+def pytest_configure(config):
+    """With parallel test workers (pytest-xdist's -n), compile the builds the suite runs once,
+    before the workers start: each would otherwise compile the same build at the same time."""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    t0 = time.perf_counter()
+    # the suite's build and test_kernel_families', one process each, at once
+    builds = [subprocess.Popen([sys.executable, "-m", "extoll_vec.cli", "compile", "--family",
+                                family], env=dict(os.environ, EXTOLL_VEC_KERNELS="family"),
+                               stdout=subprocess.DEVNULL) for family in ("shared", "extoll")]
+    if any([p.wait() for p in builds]):
+        raise pytest.UsageError("extoll-vec compile failed (its error is above)")
+    config.stash[_COMPILED] = time.perf_counter() - t0
+
+
+def pytest_report_header(config):
+    if _COMPILED in config.stash:
+        return (f"kernels compiled (or loaded) before the workers started: "
+                f"{config.stash[_COMPILED]:.0f} s")
