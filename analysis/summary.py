@@ -26,8 +26,14 @@ def _ranks_max(v) -> np.ndarray:
     return np.where(np.isfinite(a), a, np.nan)
 
 
-@target("summary", "per point: sweep axes, exec_time_us, stall, delayed sends, mailbox maximum, "
-                   "control packets, busiest link", needs=ANY_STORE)
+# what the sends_delayed column counts, under every table that has it
+DELAYED_NOTE = ("sends_delayed: sends of the timed part that waited for a credit or a free "
+                "buffer; the first sends of the timed alltoall wait for the credits the warm-up "
+                "used, so it need not fall with the buffer size")
+
+
+@target("summary", "per point: sweep axes, time and overhead, stall per rank, control packets, "
+                   "delayed sends, mailbox maximum, busiest link", needs=ANY_STORE)
 def summary(ds) -> Table:
     from ..sweep.store import MASK, sweep_axes
     axes = sweep_axes(ds)
@@ -45,17 +51,18 @@ def summary(ds) -> Table:
     overhead = np.full(len(cfgs), np.nan)
     for p in overheads(ds):
         overhead[list(p.indices)] = p.overhead_pct   # replicates: the overhead of their means
+    # the timed part, as time_us (warm-ups excluded)
+    stall = [measured(ds, "stall_us", j)[:c.n_ranks] for j, c in enumerate(cfgs)]
     cols = {
         "time_us": time_us,
         "overhead_pct": overhead,
-        "exec_time_us": ds.exec_time_us,
-        "stall_us_total": _ranks_sum(ds.stall_us),
-        # the timed part, as time_us (warm-ups excluded)
+        "stall_us_per_rank": np.array([s.mean() if len(s) else np.nan for s in stall]),
+        "control_packets": _ranks_sum(ds.packets_sent.sel(kind="control")),
         "sends_delayed": np.array([measured(ds, "sends_delayed", j).sum()
                                    for j in range(len(cfgs))]),
         "mailbox_max": _ranks_max(ds.mailbox_max_slots),
-        "control_packets": _ranks_sum(ds.packets_sent.sel(kind="control")),
         "max_link_util": ds.max_link_utilization,
+        "exec_time_us": ds.exec_time_us,
     }
     if synth:
         cols["accepted"] = ds.accepted_flits_per_node_cycle
@@ -71,6 +78,8 @@ def summary(ds) -> Table:
         rows.append(row)
     name = ds.attrs.get("sweep_name", "run")
     notes = [] if len(rows) == n_all else [f"({len(rows)} of {n_all} points completed)"]
+    if not synth:
+        notes.append(DELAYED_NOTE)
     return Table(f"summary of {name}: {len(rows)} points", ["point"] + key_cols + list(cols),
                  rows, notes)
 

@@ -45,16 +45,20 @@ def test_summary_of_a_partial_sweep(tmp_path, capsys):
     assert "summary of store-test: 3 points" in out and "(3 of 16 points completed)" in out
     lines = csv.read_text().splitlines()
     assert lines[0] == ("point,protocol_name,sizes,protocol_window,rep,time_us,overhead_pct,"
-                        "exec_time_us,stall_us_total,sends_delayed,mailbox_max,control_packets,"
-                        "max_link_util")
+                        "stall_us_per_rank,control_packets,sends_delayed,mailbox_max,"
+                        "max_link_util,exec_time_us")
     rows = [r.split(",") for r in lines[1:]]
     assert [r[0] for r in rows] == ["0", "3", "9"]                 # grid order
     assert rows[2][1:5] == ["window", "16", "4", "1"]
     res = fake_results([sw.configs[9]], 9)
-    assert float(rows[2][7]) == res["exec_time_us"][0]            # CSV floats round-trip
+    assert float(rows[2][12]) == res["exec_time_us"][0]           # CSV floats round-trip
     at = res["sends_delayed_at_mark"][0]          # the timed part: between marks 0 and 1
     both = (at[:, 0] >= 0) & (at[:, 1] >= 0)
     assert both.any() and int(rows[2][9]) == int(np.where(both, at[:, 1] - at[:, 0], 0).sum())
+    st = res["stall_us_at_mark"][0]               # per rank, the timed part, as a mean
+    want = np.where(both, st[:, 1] - st[:, 0], 0.0).mean()
+    assert float(rows[2][7]) == pytest.approx(want, rel=1e-12)
+    assert "sends_delayed: sends of the timed part that waited" in out   # the line under it
     # the point that ran without flow control is the others' reference (none here): NaN
     assert all(r[6] == "nan" for r in rows)
 
@@ -65,7 +69,9 @@ def test_summary_of_a_run_store(tmp_path, capsys):
     assert main(["tables", "summary", "--from", str(path)]) == 0
     out = capsys.readouterr().out
     assert "summary of run: 1 points" in out and "protocol_name" in out
-    assert np.isfinite(float(out.splitlines()[-1].split()[3]))
+    lines = out.splitlines()
+    assert lines[-1].startswith("sends_delayed: ")       # the note under the one row
+    assert np.isfinite(float(lines[-2].split()[3]))
 
 
 def test_out_dir_writes_name_csv(tmp_path, capsys):
