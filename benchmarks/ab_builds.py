@@ -1,0 +1,99 @@
+"""Two builds side by side: the run time of one example on build A and build B, each pair of
+runs at once on the two cores, cores swapped every pair; the mean and standard error of the
+pair differences and of the ratios B/A.
+
+    python benchmarks/ab_builds.py A_PYTHON B_PYTHON [--pairs N] [--record] EXAMPLE [KEY=VALUE ...]
+
+A_PYTHON and B_PYTHON are interpreters of two environments, each with its own checkout
+installed (e.g. `git worktree add /tmp/base main` and a venv there). Each run is a fresh
+process that first runs a small example of the same family (kernels loaded, or compiled once
+into that checkout's cache), then times `Batch.run` of EXAMPLE (CPU seconds of the process);
+the two builds must simulate the same cycles, events, packets and hops, or the script stops.
+This host's speed drifts between minutes, so only a pair's two runs are compared with each
+other (docs/benchmarks.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics as st
+import subprocess
+import sys
+
+from record import add_option, save
+
+COLUMNS = ["example", "pairs", "A cpu s", "B cpu s", "B-A s", "se s", "B/A", "se"]
+
+CHILD = r'''
+import json, sys, time
+from extoll_vec.engine import Batch
+from extoll_vec.examples import get_example
+name, sets = sys.argv[1], dict(kv.split("=", 1) for kv in sys.argv[2:])
+def value(v):
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+sets = {k: value(v) for k, v in sets.items()}
+cfg = get_example(name).replace(**sets)
+small = get_example("dragonfly-72" if cfg.topology.kind == "dragonfly" else "tiny")
+warm = {k: v for k, v in sets.items() if k.startswith("protocol.")}
+if cfg.n_ranks and cfg.protocol.mailbox_slots:  # the same slots per process
+    warm["protocol.mailbox_slots"] = cfg.protocol.mailbox_slots // cfg.n_ranks * small.n_ranks
+Batch([small.replace(**warm)]).run()   # the family's kernels, loaded outside the timing
+b = Batch([cfg])
+c0 = time.process_time()
+b.run()
+cpu = time.process_time() - c0
+S = b.S
+print(json.dumps(dict(cpu=cpu, cycles=int(S.now[0]), events=int(S.events[0]),
+                      delivered=int(S.delivered[0]), hops=int(S.hops[0]))))
+'''
+
+
+def run_pair(pythons, cores, args):
+    procs = [subprocess.Popen(["taskset", "-c", str(core), py, "-c", CHILD, *args],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for py, core in zip(pythons, cores)]
+    out = []
+    for p in procs:
+        so, se = p.communicate()
+        if p.returncode:
+            sys.exit(f"a run failed:\n{se[-2000:]}")
+        out.append(json.loads(so.strip().splitlines()[-1]))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a_python")
+    ap.add_argument("b_python")
+    ap.add_argument("example")
+    ap.add_argument("sets", nargs="*", metavar="KEY=VALUE")
+    ap.add_argument("--pairs", type=int, default=4)
+    add_option(ap)
+    args = ap.parse_args()
+    runs = []
+    for i in range(args.pairs):
+        a, b = run_pair((args.a_python, args.b_python), (0, 1) if i % 2 == 0 else (1, 0),
+                        [args.example, *args.sets])
+        if any(a[k] != b[k] for k in ("cycles", "events", "delivered", "hops")):
+            sys.exit(f"the builds simulate differently: A {a}, B {b}")
+        runs.append((a["cpu"], b["cpu"]))
+        print(f"pair {i}: A {a['cpu']:.2f} s  B {b['cpu']:.2f} s  B/A {b['cpu'] / a['cpu']:.3f}",
+              flush=True)
+    d = [b - a for a, b in runs]
+    r = [b / a for a, b in runs]
+    se = (lambda x: st.stdev(x) / len(x) ** 0.5 if len(x) > 1 else float("nan"))
+    row = [" ".join([args.example, *args.sets]), len(runs), round(st.mean(a for a, _ in runs), 2),
+           round(st.mean(b for _, b in runs), 2), round(st.mean(d), 3), round(se(d), 3),
+           round(st.mean(r), 3), round(se(r), 3)]
+    print(f"{row[0]}: A {row[2]} s, B {row[3]} s, B-A {row[4]:+} +- {row[5]} s, "
+          f"B/A {row[6]} +- {row[7]} ({len(runs)} pairs)")
+    save(args, "ab_builds", COLUMNS, [row])
+
+
+if __name__ == "__main__":
+    main()
