@@ -12,7 +12,7 @@
   per level above it, code that never runs. No CPython or C wrapper: nothing calls it from
   Python.
 - ``outlined``: a function of its own, not inlined, for a rare path called from many places
-  (the pair table's search, the adaptive routings), so that one copy serves every call site.
+  (the pair table's search), so that one copy serves every call site.
   It takes the arrays it reads, not the State: a reference passed to a call keeps the whole
   State in memory in the caller (byref.py). ``forceinline=False`` is explicit: Numba
   otherwise inherits its caller's ``forceinline``.

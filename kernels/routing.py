@@ -48,11 +48,7 @@ from extoll_vec.dtypes import (P_ADAPT_BIAS, P_ADAPT_THRESH, P_BUF_FLITS, P_LAT_
 
 from extoll_vec.kernels.byref import by_ref
 from extoll_vec.kernels.common import splitmix64
-from extoll_vec.kernels.jit import entry, inner, outlined
-
-# The adaptive routings are one function of their own, not inlined: router_accept has two call
-# sites (arbitrate, nic_tx), and inlining the adaptive code into both made the event loop
-# larger and table-routed runs slower. It takes the few arrays it reads.
+from extoll_vec.kernels.jit import entry, inner
 
 RS_IG = (1 << 20) - 1
 RS_GH1 = 1 << 20
@@ -108,7 +104,7 @@ def _used(cr, par, b, r, po):
     return u
 
 
-@outlined
+@inner
 def adaptive_out(pk, rt_ctr, cr, route_port, terminal_node, port_class, geo,
                  par, b, r, p, h, mode):
     """route_out for every mode but the table fast path (see the module docstring)."""
