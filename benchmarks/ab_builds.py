@@ -2,7 +2,7 @@
 runs at once on the two cores, cores swapped every pair; the mean and standard error of the
 pair differences and of the ratios B/A.
 
-    python benchmarks/ab_builds.py A_PYTHON B_PYTHON [--pairs N] [--record] EXAMPLE [KEY=VALUE ...]
+    python benchmarks/ab_builds.py A_PYTHON B_PYTHON EXAMPLE [KEY=VALUE ...] [--pairs N] [--record]
 
 A_PYTHON and B_PYTHON are interpreters of two environments, each with its own checkout
 installed (e.g. `git worktree add /tmp/base main` and a venv there). Each run is a fresh
