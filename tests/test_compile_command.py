@@ -23,3 +23,9 @@ def test_an_unknown_family_is_refused_in_one_line(capsys):
     assert main(["compile", "--family", "extol"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--family" in err and "'extol'" in err and "extoll" in err
+
+
+def test_a_job_count_below_one_is_refused_in_one_line(capsys):
+    assert main(["compile", "--jobs", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--jobs" in err and ">= 1" in err
