@@ -22,7 +22,7 @@ import sys
 
 from record import add_option, save
 
-COLUMNS = ["example", "pairs", "A cpu s", "B cpu s", "B-A s", "se s", "B/A", "se"]
+COLUMNS = ["example", "A", "B", "pairs", "A cpu s", "B cpu s", "B-A s", "se s", "B/A", "se"]
 
 CHILD = r'''
 import json, sys, time
@@ -53,6 +53,20 @@ print(json.dumps(dict(cpu=cpu, cycles=int(S.now[0]), events=int(S.events[0]),
 '''
 
 
+def build_commit(python: str) -> str:
+    """The commit of the checkout `python` runs extoll-vec from ("-dirty" if modified)."""
+    where = subprocess.run([python, "-c", "import pathlib, extoll_vec; "
+                            "print(pathlib.Path(extoll_vec.__file__).resolve().parents[1])"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    git = ["git", "-C", where]
+    rev = subprocess.run([*git, "rev-parse", "--short=10", "HEAD"], capture_output=True,
+                         text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no", "--",
+                            ":(exclude)benchmarks/results.jsonl"],
+                           capture_output=True, text=True).stdout.strip()
+    return rev + ("-dirty" if dirty else "")
+
+
 def run_pair(pythons, cores, args):
     procs = [subprocess.Popen(["taskset", "-c", str(core), py, "-c", CHILD, *args],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -75,6 +89,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=4)
     add_option(ap)
     args = ap.parse_args()
+    commits = [build_commit(py) for py in (args.a_python, args.b_python)]
     runs = []
     for i in range(args.pairs):
         a, b = run_pair((args.a_python, args.b_python), (0, 1) if i % 2 == 0 else (1, 0),
@@ -87,12 +102,15 @@ def main() -> None:
     d = [b - a for a, b in runs]
     r = [b / a for a, b in runs]
     se = (lambda x: st.stdev(x) / len(x) ** 0.5 if len(x) > 1 else float("nan"))
-    row = [" ".join([args.example, *args.sets]), len(runs), round(st.mean(a for a, _ in runs), 2),
+    row = [" ".join([args.example, *args.sets]), *commits, len(runs),
+           round(st.mean(a for a, _ in runs), 2),
            round(st.mean(b for _, b in runs), 2), round(st.mean(d), 3), round(se(d), 3),
            round(st.mean(r), 3), round(se(r), 3)]
-    print(f"{row[0]}: A {row[2]} s, B {row[3]} s, B-A {row[4]:+} +- {row[5]} s, "
-          f"B/A {row[6]} +- {row[7]} ({len(runs)} pairs)")
-    save(args, "ab_builds", COLUMNS, [row])
+    print(f"{row[0]}: A ({row[1]}) {row[4]} s, B ({row[2]}) {row[5]} s, B-A {row[6]:+} +- "
+          f"{row[7]} s, B/A {row[8]} +- {row[9]} ({len(runs)} pairs)")
+    # the interpreters' paths are this machine's: the record names the builds by commit
+    save(args, "ab_builds", COLUMNS, [row], argv=[args.example, *args.sets,
+                                                  "--pairs", str(args.pairs)])
 
 
 if __name__ == "__main__":
