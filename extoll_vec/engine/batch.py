@@ -154,8 +154,9 @@ class Batch:
             check_invariants(self, b)
 
     def warm(self) -> None:
-        """Advance every member to cycle 1: loads (or compiles) the kernels a run needs."""
-        self._advance(1, None, None)
+        """Load (or, on a cold Numba cache, compile) the kernels a run needs: every member is
+        advanced to cycle 0, which simulates nothing."""
+        self._advance(0, None, None)
 
     def _advance(self, t_stop: int, profile, pool) -> int:
         """One chunk: every member to t_stop; returns the members still running. With a pool,

@@ -160,14 +160,17 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
         return fut
 
     try:
-        warm = client.submit(warm_kernels, _one_per_build(sweep, todo), pure=False,
-                             key=f"warm-{token}")
+        # each build the points run on a worker of its own, at once (the builds of several
+        # protocol families compile in parallel); then every worker loads them
+        warms = [client.submit(warm_kernels, [cfg], pure=False, key=f"warm-{token}-{k}")
+                 for k, cfg in enumerate(_one_per_build(sweep, todo))]
         try:
-            warm.result(timeout=15)
+            for warm in warms:
+                warm.result(timeout=15)
         except TimeoutError:
-            echo("compiling the kernels on one worker (a cold Numba cache: a few minutes, "
-                 "once; the other workers then load the cache)...")
-            echo(f"compiled the kernels in {warm.result():.0f} s")
+            echo(f"compiling the kernels of {len(warms)} build(s) on the workers (a cold "
+                 "Numba cache: about a minute or two each, once)...")
+            echo(f"compiled the kernels in {max(w.result() for w in warms):.0f} s")
         progress.update(force=True)
         ac = as_completed([submit(b.points, -b.index) for b in plan])
         for fut in _completed(ac, progress):

@@ -62,5 +62,5 @@ def warm_kernels(configs=None) -> float:
             batch = engine.Batch([cfg])
         except ExtollVecError:
             continue     # its own batch reports it, as one failed point
-        batch.sim.advance(batch.S, batch.T, batch.par, batch.ops, 0, None, 0, 1)
+        batch.warm()
     return time.perf_counter() - t0
