@@ -27,9 +27,8 @@ def _ranks_max(v) -> np.ndarray:
 
 
 # what the sends_delayed column counts, under every table that has it
-DELAYED_NOTE = ("sends_delayed: sends of the timed part that waited for a credit or a free "
-                "buffer; the first sends of the timed alltoall wait for the credits the warm-up "
-                "used, so it need not fall with the buffer size")
+DELAYED_NOTE = ("sends_delayed: sends of the timed part that waited for a credit or a buffer "
+                "(the first ones wait for credits the warm-up used, at any buffer size)")
 
 
 @target("summary", "per point: sweep axes, time and overhead, stall per rank, control packets, "
