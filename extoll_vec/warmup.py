@@ -3,9 +3,10 @@
 A batch runs the kernels compiled for its protocols' family (kernels/specialize.py); the first
 batch of a family on a machine compiles them, later ones load the machine code from the cache
 directory (kernels/__init__.py). This command compiles the builds a cluster image, a shared
-cache directory or a CI step should hold, one progress line per build, by running the smallest
-valid configuration of each family for a few cycles: the kernels' types do not depend on a
-configuration's sizes, so that build is the one every configuration of the family loads.
+cache directory or a CI step should hold, one progress line per build, by building the smallest
+valid configuration of each family and advancing it to cycle 0: the kernels' types do not
+depend on a configuration's sizes, so that build is the one every configuration of the family
+loads.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 # The examples tried, smallest first, for a family's smallest valid configuration.
@@ -88,18 +90,22 @@ def _compile_apart(wanted: list[str], jobs: int) -> None:
     while waiting or running:
         while waiting and len(running) < jobs:
             f = waiting.pop(0)
-            running[f] = (time.perf_counter(), subprocess.Popen(
+            err = tempfile.TemporaryFile("w+")     # a pipe could fill while nobody reads it
+            running[f] = (time.perf_counter(), err, subprocess.Popen(
                 [sys.executable, "-m", "extoll_vec.cli", "compile", "--family", f, "--jobs", "1"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+                stdout=subprocess.DEVNULL, stderr=err))
         time.sleep(0.2)
-        for f, (t0, proc) in list(running.items()):
+        for f, (t0, err, proc) in list(running.items()):
             if proc.poll() is None:
                 continue
             del running[f]
+            err.seek(0)
+            text = err.read()
+            err.close()
             if proc.returncode:
-                for p in running.values():
-                    p[1].kill()
-                raise RuntimeError(f"compiling the {f} build failed:\n{proc.stderr.read()}")
+                for _, _, other in running.values():
+                    other.kill()
+                raise RuntimeError(f"compiling the {f} build failed:\n{text}")
             print(f"{f:<12} {time.perf_counter() - t0:7.1f} s", flush=True)
 
 

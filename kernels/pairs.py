@@ -57,7 +57,7 @@ def pair(S, b, x, y):
 def _lookup(ptr, real, peer, status, err_info, n_ranks, b, x, y):
     """pair() in a table with rows that are not dense. A function of its own, given only the
     table: the protocols look pairs up at hundreds of places, and a copy of the search at each
-    of them made the host's kernel several times larger (compile time: docs/benchmarks.md)."""
+    of them was about two thirds of the rank's turn's code (lab/compile_time.md)."""
     lo = ptr[b, x]
     hi = ptr[b, x + 1]
     if hi - lo == n_ranks and real[b, x] == hi - lo:
