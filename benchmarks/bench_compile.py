@@ -54,11 +54,7 @@ def child(family: str) -> None:
     own = Own()
     t0 = time.perf_counter()
     with event.install_listener("numba:compile", own):
-        if family == "shared":
-            os.environ["EXTOLL_VEC_KERNELS"] = "shared"
-            warmup.compile_family(next(iter(warmup.families())))
-        else:
-            warmup.compile_family(family)
+        warmup.compile_family(family)
     seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     top = sorted(own.own.items(), key=lambda kv: -kv[1])

@@ -51,8 +51,19 @@ def smallest_config(family: str):
 
 def compile_family(family: str) -> float:
     """Compile (or load from the cache) the build `family` runs on (under the kernel policy,
-    EXTOLL_VEC_KERNELS); returns the seconds it took."""
+    EXTOLL_VEC_KERNELS), or with `shared` the one build for all protocols; returns the
+    seconds it took."""
     from .engine import Batch
+    if family == "shared":
+        saved = os.environ.get("EXTOLL_VEC_KERNELS")
+        os.environ["EXTOLL_VEC_KERNELS"] = "shared"   # any family's batch then runs it
+        try:
+            return compile_family(next(iter(families())))
+        finally:
+            if saved is None:
+                del os.environ["EXTOLL_VEC_KERNELS"]
+            else:
+                os.environ["EXTOLL_VEC_KERNELS"] = saved
     t0 = time.perf_counter()
     Batch([smallest_config(family)]).warm()
     return time.perf_counter() - t0
@@ -68,20 +79,6 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                    help="builds compiled at once, each in a process of its own (default: one "
                         "per core; each takes up to about 1 GB)")
-
-
-def _compile_here(family: str, known: dict) -> float:
-    if family != "shared":
-        return compile_family(family)
-    saved = os.environ.get("EXTOLL_VEC_KERNELS")   # the one build for all protocols
-    os.environ["EXTOLL_VEC_KERNELS"] = "shared"
-    try:
-        return compile_family(next(iter(known)))
-    finally:
-        if saved is None:
-            del os.environ["EXTOLL_VEC_KERNELS"]
-        else:
-            os.environ["EXTOLL_VEC_KERNELS"] = saved
 
 
 def _compile_apart(wanted: list[str], jobs: int) -> None:
@@ -127,7 +124,7 @@ def _run(args: argparse.Namespace) -> int:
         _compile_apart(wanted, args.jobs)
     else:
         for f in wanted:
-            print(f"{f:<12} {_compile_here(f, known):7.1f} s", flush=True)
+            print(f"{f:<12} {compile_family(f):7.1f} s", flush=True)
     if len(wanted) > 1:
         print(f"{len(wanted)} builds in {time.perf_counter() - t0:.1f} s", flush=True)
     return 0

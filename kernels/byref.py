@@ -3,7 +3,7 @@
 Numba passes a tuple argument flattened: every array of the State tuple becomes its fields
 (data pointer, shape, strides, ...), about 1,200 scalar arguments per call, and each call site
 of a kernel first builds and then takes apart that argument list. LLVM spent most of a cold
-compile folding those copies away (docs/benchmarks.md, "Compile time"). An entry point
+compile folding those copies away (lab/compile_time.md). An entry point
 therefore stores each tuple once in its own stack frame (`by_ref`) and hands the kernels a
 pointer to it, typed `Ref[tuple]`: `R.field` loads that array from the frame, with the same
 type and the same semantics as `S.field`, so a kernel's source does not change. Once the
@@ -62,7 +62,7 @@ class RefAttributes(AttributeTemplate):
 def _load(builder, ptr):
     """The value at ptr, loaded scalar by scalar: an access to an array's data pointer or one
     shape then folds to the one load it needs. No `!invariant.load` mark, though the frame is
-    never written after by_ref: with it the event loop ran 6-7 % slower (docs/benchmarks.md)."""
+    never written after by_ref: with it the event loop ran 6-7 % slower (lab/compile_time.md)."""
     ty = ptr.type.pointee
     if isinstance(ty, (ir.LiteralStructType, ir.ArrayType)):
         n = len(ty.elements) if isinstance(ty, ir.LiteralStructType) else ty.count
