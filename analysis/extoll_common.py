@@ -231,13 +231,6 @@ def below_reference(points: list[tuple[str, float, float, int]]) -> str:
                    + "; ".join(below))
 
 
-def rank_mean(v, i: int) -> float:
-    """Mean over a point's ranks of a (point, rank) variable (padding ignored)."""
-    a = np.asarray(v.values[i], dtype=np.float64)
-    a = a[a >= 0] if v.dtype.kind != "f" else a[~np.isnan(a)]
-    return float(a.mean()) if a.size else float("nan")
-
-
 def rank_sum(v, i: int) -> float:
     a = np.asarray(v.values[i])
     return float(np.nansum(np.where(a >= 0, a, 0)) if a.dtype.kind != "f" else np.nansum(a))

@@ -14,7 +14,7 @@ sender, when there is room, and the counter restarts.
 Parameters (per member): P_QUOTA, P_THRESH, P_CREDIT_SLOTS, P_DATA_REGION (see
 extoll_vec.protocols.extoll_static.layout). Fields: extoll_vec/protocols/fc_layout.py.
 """
-from extoll_vec.dtypes import (CT_CREDIT, CT_PIGGYBACK, CT_REQUEST, CT_RESPONSE, ERR_INVARIANT,
+from extoll_vec.dtypes import (CT_CREDIT, CT_PIGGYBACK, ERR_INVARIANT,
                                P_CREDIT_SLOTS, P_DATA_REGION, P_QUOTA, P_THRESH, PIGGYBACK_MAX,
                                PK_CTRL)
 from extoll_vec.kernels.fc_fields import (F_A_GIVEN, F_A_GOT, F_A_RETR, F_A_SENT, F_CRPK,
@@ -68,12 +68,6 @@ def on_arrival(S, par, b, x, y, kind, ctype, grant):
         fail(S, b, x, y, S.fc[b, pair(S, b, x, y), F_INMB], BAD_SENDER_SHARE)
     if S.fcr[b, x, R_MBDATA] > par[b, P_DATA_REGION]:
         fail(S, b, x, y, S.fcr[b, x, R_MBDATA], BAD_DATA_REGION)
-
-
-@inner
-def consumes_credit(kind, ctype):
-    """Data packets, rendezvous requests and compulsory requests/responses use credits."""
-    return kind != PK_CTRL or ctype == CT_REQUEST or ctype == CT_RESPONSE
 
 
 @inner

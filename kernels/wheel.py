@@ -20,21 +20,6 @@ M_USED = 3
 
 
 @inner
-def ev_init(S, b):
-    E = S.ev_t.shape[1]
-    for i in range(E - 1):
-        S.ev_next[b, i] = i + 1
-    S.ev_next[b, E - 1] = -1
-    S.ev_meta[b, M_FREE] = 0
-    S.ev_meta[b, M_WHEEL] = 0
-    S.ev_meta[b, M_HEAP] = 0
-    S.ev_meta[b, M_USED] = 0
-    for w in range(S.wh_head.shape[1]):
-        S.wh_head[b, w] = -1
-        S.wh_tail[b, w] = -1
-
-
-@inner
 def _heap_less(S, b, i, j):
     ti = S.ev_t[b, i]
     tj = S.ev_t[b, j]
