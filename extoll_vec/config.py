@@ -24,11 +24,12 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .dtypes import MAX_VCS, ROUTINGS
+from .dtypes import MAX_VCS
 from .errors import ConfigError
 from .formulas import VELO_HEADER_BYTES, VELO_PAYLOAD_BYTES, eager_packets, packet_flits
 from .protocols.catalogue import CREDIT_PROTOCOLS, PROTOCOL_NAMES as PROTOCOLS, protocol
 from .protocols.registry import declared_params
+from .routing.registry import names as routing_names, registered as registered_routings, routing
 
 TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
 WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
@@ -37,7 +38,6 @@ WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "
 MULTICAST_WORKLOADS = ("mcast_latency", "mcast_blast", "mcast_alltoall")
 SYNTHETIC = ("permutation", "uniform", "shift", "pairwise")   # network-only traffic, no ranks
 # VCs each dragonfly routing needs with its layered assignment (kernels/routing.py docstring)
-ADAPTIVE_VCS = {"valiant": 3, "ugal": 3, "par": 4}
 IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast",
                   "Barrier", "Alltoall", "Alltoallv", "Allgather", "Allgatherv", "Gather",
                   "Scatter", "Scatterv", "Gatherv", "Reduce_scatter")
@@ -358,16 +358,16 @@ class NetworkConfig(_Section):
     # ahead at the crossbar's speed with the downstream credits taken (Booksim's output
     # buffer; 0: an output takes a packet only when its link is free)
     output_queue_flits: int = _int(0, 0, 2**24, "flits", "iq router only; 0: none")
-    # routing plug-in (kernels/routing.py): table = the topology's tables (dimension order,
+    # routing function (routing/registry.py): table = the topology's tables (dimension order,
     # dragonfly minimal, e-cube); valiant, ugal (UGAL-L), par (progressive adaptive): dragonfly
-    routing: str = _choice("table", ROUTINGS)
+    routing: str = _choice("table", routing_names())
     # UGAL/PAR: route minimally iff q_min <= adaptive_bias * q_nonmin + adaptive_threshold
     # (seed 001: bias 2x, threshold 30 flits)
     adaptive_bias: float = _num(2.0, 0.0, 1e6, "", "factor")
     adaptive_threshold: int = _int(30, 0, 2**24, "flits")
     # layered: the routing's deadlock-free VCs; flat: every hop on VC 0 (cyclic, for tests)
     vc_assignment: str = _choice("layered", ("layered", "flat"))
-    # refuse a routing whose channel dependency graph has a cycle (topology/deadlock.py)
+    # refuse a routing whose channel dependency graph has a cycle (routing/deadlock.py)
     deadlock_check: bool = _flag(True)
     # slow receivers (seed 001, NVM behind the NIC): nodes whose memory sinks data at
     # 1/slow_factor of the link rate, chosen by the seed; a count or a share of the nodes
@@ -381,7 +381,7 @@ class NetworkConfig(_Section):
         """VCs the routing needs (None: the topology's tables say, topology.vcs_needed)."""
         if self.vc_assignment == "flat":
             return 1
-        return ADAPTIVE_VCS.get(self.routing)
+        return routing(self.routing).vcs
 
     def check(self, pre: str = "network") -> None:
         mx = self.max_packet_flits
@@ -760,14 +760,19 @@ class RunConfig:
 
     def _check_routing(self) -> None:
         n, t = self.network, self.topology
-        if n.routing != "table":
-            _check(t.kind == "dragonfly", "network.routing",
-                   f"table on a {t.kind} (valiant, ugal and par route dragonflies)", n.routing)
-            _check(t.n_groups >= 3, "network.routing",
-                   "table on a dragonfly of 2 groups (no intermediate group)", n.routing)
+        rt = routing(n.routing)
+        if rt.topologies:
+            able = [name for name, r in registered_routings().items()
+                    if not r.topologies or t.kind in r.topologies]
+            _check(t.kind in rt.topologies, "network.routing",
+                   f"a routing of a {t.kind}: {', '.join(able)} ({n.routing} routes "
+                   f"{', '.join(rt.topologies)})", n.routing)
+        if not rt.in_order:
             _check(self.workload.synthetic, "network.routing",
                    "table for MPI workloads (adaptive routes reorder the packets of a pair; "
                    "the MPI model needs them in order)", n.routing)
+        problem = rt.problem(self)
+        _check(problem is None, "network.routing", problem, n.routing)
         need = n.routing_vcs
         if need is not None:
             _check(n.vcs >= need, "network.vcs",

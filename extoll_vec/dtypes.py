@@ -196,7 +196,7 @@ P_HOOKS = 41          # bitmask H_* of the hot-path hooks the member's protocol 
 P_PP0 = 42            # 42..47: a registered protocol's own parameters (its params() writes them)
 N_PP = 6
 # -- 48..55: routing plug-ins and link classes (kernels/routing.py) --
-P_ROUTING = 48        # 0: table routing, layered VCs (the fast path); else RT_* | RT_FLAT
+P_ROUTING = 48        # routing kernel id | RT_FLAT; 0: table routing, layered VCs (fast path)
 P_ADAPT_BIAS = 49     # UGAL/PAR minimal bias, fixed point x 2**ADAPT_BIAS_BITS
 P_ADAPT_THRESH = 50   # UGAL/PAR threshold, flits
 P_LAT_TERM = 51       # link latency of a port of class PORT_TERMINAL (= P_LINK_LAT) ...
@@ -239,13 +239,10 @@ CV_CONVERGED = 4  # 1: two successive windows within the tolerance
 N_CV = 5
 TOL_FRAC_BITS = 16   # workload.converge_tolerance in fixed point (P_CONV_TOL)
 
-# ---- routing plug-ins (network.routing) and port classes (topology port_class) -----------------
-RT_TABLE = 0          # route_port / vc_next tables (dimension order, minimal, e-cube)
-RT_VALIANT = 1        # dragonfly: random intermediate group
-RT_UGAL = 2           # dragonfly: UGAL-L, decided at the source router
-RT_PAR = 3            # dragonfly: progressive adaptive routing (Jiang, Kim, Dally 2009)
-RT_FLAT = 8           # or-ed into P_ROUTING: every router-to-router hop on VC 0 (cyclic on purpose)
-ROUTINGS = ("table", "valiant", "ugal", "par")   # network.routing, index = RT_*
+# ---- routing (network.routing: routing/registry.py) and port classes (topology port_class) ---
+# P_ROUTING = the routing's kernel id (its registration order; 0: the table routing, the fast
+# path) or-ed with RT_FLAT for the flat VC assignment (every router-to-router hop on VC 0)
+RT_FLAT = 8
 ADAPT_BIAS_BITS = 8
 PORT_TERMINAL = 0
 PORT_LOCAL = 1

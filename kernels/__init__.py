@@ -14,7 +14,8 @@ The protocol hooks' dispatch module is generated from the protocol registry
 (protocols/registry.py dispatch_source) into that directory as ``proto_dispatch.py`` (written
 atomically, and only when its text changes, so that its cached machine code stays valid across
 processes) and imported as ``extoll_vec.kernels.dispatch``; its text and the registry's record
-modules are part of the hash. A batch of one protocol family runs a copy of the kernels
+modules are part of the hash. The routing dispatch is generated the same way from the routing
+registry (routing/registry.py) as ``route_dispatch.py``, ``extoll_vec.kernels.route_dispatch``. A batch of one protocol family runs a copy of the kernels
 bound to a dispatch of that family alone (specialize.py), cached in a subdirectory.
 """
 import hashlib
@@ -32,12 +33,14 @@ from extoll_vec import dtypes as _dtypes
 from extoll_vec import formulas as _formulas
 from extoll_vec.protocols import fc_layout as _fc_layout
 from extoll_vec.protocols import registry as _registry
+from extoll_vec.routing import registry as _routings
 
 _HERE = Path(__file__).resolve().parent
 _DISPATCH = _registry.dispatch_source()
+_ROUTE_DISPATCH = _routings.dispatch_source()
 _SOURCES = sorted(_HERE.glob("*.py")) + [Path(m.__file__)
                                           for m in (_dtypes, _formulas, _fc_layout)] + sorted(
-    {Path(f) for f in _registry.source_files()})
+    {Path(f) for f in _registry.source_files() + _routings.source_files()})
 
 
 # Bumped when a cache an earlier version wrote may be unusable though no source changed
@@ -51,16 +54,17 @@ def source_digest() -> str:
         h.update(p.name.encode())
         h.update(p.read_bytes())
     h.update(_DISPATCH.encode())
+    h.update(_ROUTE_DISPATCH.encode())
     return h.hexdigest()[:16]
 
 
-def load_dispatch(d: Path, text: str, name: str):
+def load_dispatch(d: Path, text: str, name: str, file: str = "proto_dispatch.py"):
     """Write a generated dispatch module into the cache directory d (only if its text
     differs: Numba's cache index is keyed on the file's time stamp; atomically: processes
     sharing the cache write the same text) and import it as `name`."""
-    path = d / "proto_dispatch.py"
+    path = d / file
     if not path.exists() or path.read_text() != text:
-        tmp = d / f".proto_dispatch.{os.getpid()}.tmp"
+        tmp = d / f".{file}.{os.getpid()}.tmp"
         tmp.write_text(text)
         os.replace(tmp, path)
     spec = importlib.util.spec_from_file_location(name, path)
@@ -100,6 +104,8 @@ _saved = _numba_config.CACHE_DIR
 _numba_config.CACHE_DIR = str(CACHE_DIR)
 try:  # decorating with cache=True reads CACHE_DIR: every kernel module is decorated here
     dispatch = load_dispatch(CACHE_DIR, _DISPATCH, __name__ + ".dispatch")
+    route_dispatch = load_dispatch(CACHE_DIR, _ROUTE_DISPATCH, __name__ + ".route_dispatch",
+                                   "route_dispatch.py")
     from . import common, flowctl, host, network, nic, progstats, sim, wheel  # noqa: F401
 finally:
     _numba_config.CACHE_DIR = _saved

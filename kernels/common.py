@@ -7,7 +7,7 @@ from extoll_vec import formulas
 from extoll_vec.dtypes import (ERR_BUFFER_OVERFLOW, ERR_POOL, ERR_QUEUE, EV_HOST_DMA, EV_NIC_DRAIN,
                                EV_NIC_POLL, EV_NIC_TX, EV_PROTO_TIMER, EV_RANK, H_NIC_POLL, P_DMA_SETUP,
                                P_FLIT_BYTES, P_HOOKS,
-                               P_MPI_HDR, P_NIC_FIFO, P_PCI_FP, P_PKT_OVERHEAD, P_SYNTH, P_VELO_PAYLOAD, PCI_FRAC_BITS,
+                               P_MPI_HDR, P_NIC_FIFO, P_PCI_FP, P_PKT_OVERHEAD, P_SEED, P_SYNTH, P_VELO_PAYLOAD, PCI_FRAC_BITS,
                                PK_PROTO, W_NIC)
 from extoll_vec.kernels.jit import inner
 from extoll_vec.kernels.wheel import schedule
@@ -20,11 +20,31 @@ packet_flits = inner(formulas.packet_flits)
 @inner
 def splitmix64(x):
     """SplitMix64 finalizer on uint64 (wrapping arithmetic): the mixing step of the kernels'
-    counter-based random streams (nic.draw for traffic, routing._draw_group for routes)."""
+    counter-based random streams (nic.draw for traffic, draw_other for routes)."""
     x = x + np.uint64(0x9E3779B97F4A7C15)
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return x ^ (x >> np.uint64(31))
+
+
+@inner
+def draw_other(rt_ctr, par, b, node, n, x0, x1):
+    """A value uniformly from 0..n-1 without x0 and x1 (x0 != x1, n >= 3), from the routing
+    stream of node (state rt_ctr): (seed, node, counter) hashed with a salt that the traffic
+    generator does not use, so routes never change the traffic's destinations. Routings draw
+    their intermediate groups or nodes from it (routing/registry.py)."""
+    c = rt_ctr[b, node]
+    rt_ctr[b, node] = c + 1
+    key = splitmix64(np.uint64(par[b, P_SEED]) ^ np.uint64(0x52A0E7C1D3B9F046)
+                     ^ (np.uint64(node) * np.uint64(0xD1B54A32D192ED03)))
+    x = np.int64(splitmix64(key ^ np.uint64(c)) % np.uint64(n - 2))
+    lo = np.int64(min(x0, x1))
+    hi = np.int64(max(x0, x1))
+    if x >= lo:
+        x += 1
+    if x >= hi:
+        x += 1
+    return x
 
 
 @inner

@@ -1,5 +1,5 @@
-"""Routing plug-ins (kernels/routing.py), link-class latencies, the channel-dependency check
-(topology/deadlock.py) and the runtime deadlock report, on small dragonflies."""
+"""Routing functions (routing/, kernels/routing.py), link-class latencies, the channel
+dependency check (routing/deadlock.py) and the runtime deadlock report, on small dragonflies."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +11,8 @@ from extoll_vec.engine import Batch, run_batch
 from extoll_vec.errors import ConfigError, SimulationError
 from extoll_vec.kernels.routing import trace_route
 from extoll_vec.topology import build, node_pair_at_hops, route_path
-from extoll_vec.topology.deadlock import channel_cycle, hop_vcs
+from extoll_vec.routing.deadlock import channel_cycle
+from extoll_vec.routing.dragonfly import hop_vcs
 from extoll_vec.workloads import ProgramBuilder
 
 DF = {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}          # 9 groups, 36 routers, 72 nodes

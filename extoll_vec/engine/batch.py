@@ -14,7 +14,7 @@ from ..dataset import PROTOCOL_SCHEMA, build_dataset, pad_points, result_sizes, 
 from ..errors import ConfigError, SimulationError
 from ..state import allocate
 from ..topology import build as build_topology
-from ..topology.deadlock import check_deadlock_free
+from ..routing.deadlock import check_deadlock_free
 from ..workloads import build_program, skewed, snapshot_counts, synthetic_destinations
 from extoll_vec.kernels import progstats
 from extoll_vec.kernels.specialize import sim_for
@@ -84,7 +84,7 @@ class Batch:
             raise ConfigError("network.vcs", f"got {c0.network.vcs}; allowed: >= "
                               f"{topo.vcs_needed} (the deadlock-free routing of {topo.kind} "
                               "needs them)")
-        for cfg in configs:     # the routing's channel dependency graph (topology/deadlock.py)
+        for cfg in configs:     # the routing's channel dependency graph (routing/deadlock.py)
             check_deadlock_free(topo, cfg)
         sizes = state_sizes(configs, topo, figs)
         check_widths(programs, sizes["SQ"])

@@ -12,7 +12,7 @@ from ..protocols.audit import alive_packets
 from ..protocols.registry import protocol_with_id
 from ..protocols.fc_layout import F_SEQ_RX, F_SEQ_TX
 from .pairs import lookup, pairs_of
-from ..topology.deadlock import buffer_id, describe_cycle, find_cycle
+from ..routing.deadlock import buffer_id, describe_cycle, find_cycle
 
 
 def describe_error(batch, b: int) -> str:

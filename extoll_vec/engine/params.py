@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes as D
 from ..config import RunConfig
 from ..protocols.registry import hook_mask, protocol
+from ..routing.registry import kernel_id as routing_id
 from ..state import Topo
 
 
@@ -91,8 +92,8 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_NO_PROGRESS] = max(1, int(cfg.limits.no_progress_us * 1000 / n.cycle_ns))
     p[D.P_MAX_CYCLES] = cfg.limits.max_cycles
     p[D.P_RPN] = m.ranks_per_node
-    # routing plug-in and link classes (kernels/routing.py)
-    p[D.P_ROUTING] = D.ROUTINGS.index(n.routing) | (D.RT_FLAT if n.vc_assignment == "flat" else 0)
+    # routing function (routing/registry.py) and link classes (kernels/routing.py)
+    p[D.P_ROUTING] = routing_id(n.routing) | (D.RT_FLAT if n.vc_assignment == "flat" else 0)
     p[D.P_ADAPT_BIAS] = round(n.adaptive_bias * (1 << D.ADAPT_BIAS_BITS))
     p[D.P_ADAPT_THRESH] = n.adaptive_threshold
     p[D.P_LAT_TERM] = n.link_latency

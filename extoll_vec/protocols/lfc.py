@@ -325,7 +325,7 @@ def diagnose(batch, b) -> list[str]:
     """Where a stuck LFC run waits: the NIs' non-empty blocked-sends queues with their credits
     and the destination's buffers of that sender, and a cycle of NIs each waiting for credits
     from the next (x -> y: x's queue to y is blocked, 0 credits), if there is one."""
-    from ..topology.deadlock import find_cycle
+    from ..routing.deadlock import find_cycle
     nn = batch.S.nn[b]
     C = batch.configs[b].protocol.lfc_credits
     q = np.argwhere(nn[:, :, NN_BQ_CNT] > 0)

@@ -5,28 +5,28 @@ A channel is an input buffer (router r, input port p, VC v): one per link direct
 A packet that holds buffer c and requests buffer c' makes the edge c -> c'. With virtual
 cut-through a cycle of such edges can fill and block for ever; without one it cannot.
 
-- table routing (kernels/routing.py fast path, or its flat variant): exact. Every (router,
-  input port, VC, destination router) state that a route reaches is propagated from the
-  injection ports, hop by hop, vectorized over all states (routes depend on the destination
-  router only); the edges are the steps of those routes.
-- valiant / ugal / par: over the path shapes they can take. Each routing's paths are local (l)
-  and global (g) hops in the patterns of kernels/routing.py's docstring; each hop's VC follows
-  from its position (global hops and local hops in the source group before it). Every pair of
-  consecutive hops (class, VC) -> (class, VC) that some path takes becomes, at every router, an
-  edge from each input port of the first class to each output port of the second. This is a
-  superset of the dependencies any traffic can make, so "acyclic" is safe.
+Each registered routing gives its graph (its record's `edges`, routing/registry.py), built
+with the two constructions here:
+- table_edges, exact for routes that follow the topology's tables: every (router, input port,
+  VC, destination router) state that a route reaches is propagated from the injection ports,
+  hop by hop, vectorized over all states (routes depend on the destination router only); the
+  edges are the steps of those routes.
+- class_edges, for routings described by the path shapes they can take (routing/dragonfly.py):
+  every pair of consecutive hops (port class, VC) -> (port class, VC) that some path takes
+  becomes, at every router, an edge from each input port of the first class to each output
+  port of the second. This is a superset of the dependencies any traffic can make, so
+  "acyclic" is safe.
 
 A cycle is found by peeling nodes without predecessors or successors (vectorized) and then
 walking what remains; the message names it router by router.
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from ..dtypes import MAX_VCS, PORT_GLOBAL, PORT_LOCAL, PORT_TERMINAL
+from ..dtypes import MAX_VCS, PORT_TERMINAL
 from ..errors import ConfigError
+from .registry import routing
 
 _STATES_PER_CHUNK = 1 << 21      # destination routers per chunk x routers: bounds the memory
 _CACHE: dict = {}
@@ -90,47 +90,11 @@ def table_edges(topo, flat: bool) -> np.ndarray:
     return np.unique(np.concatenate(edges), axis=0)
 
 
-def path_shapes(routing: str) -> list[tuple[str, ...]]:
-    """The hop-class sequences a dragonfly routing's paths take ('l' local, 'g' global)."""
-    opt = ((), ("l",))
-    shapes = set()
-    for a, b, c in itertools.product(opt, opt, opt):        # minimal: [l] g [l]
-        shapes.add(a + ("g",) + c)
-    shapes.add(("l",))                                      # within the group
-    if routing in ("valiant", "ugal", "par"):
-        src = [(), ("l",)] + ([("l", "l")] if routing == "par" else [])
-        for s, m, e in itertools.product(src, opt, opt):    # [l [l]] g [l] g [l]
-            shapes.add(s + ("g",) + m + ("g",) + e)
-    return sorted(shapes)
-
-
-def hop_vcs(routing: str, shape: tuple[str, ...], flat: bool) -> list[tuple[int, int]]:
-    """(port class, VC) of each hop of a path shape, as kernels/routing.py assigns them."""
-    out, gh, lh = [], 0, 0
-    for hop in shape:
-        if flat:
-            vc = 0
-        elif routing == "table":
-            vc = gh                                         # dragonfly vc_next: 1 after g
-        elif routing == "par" and hop == "l":
-            vc = lh if gh == 0 else 1 + gh
-        else:
-            vc = gh
-        cls = PORT_GLOBAL if hop == "g" else PORT_LOCAL
-        out.append((cls, vc))
-        if hop == "g":
-            gh += 1
-        elif gh == 0:
-            lh += 1
-    return out
-
-
-def class_edges(topo, routing: str, flat: bool) -> np.ndarray:
-    """int64 [E, 2]: the class-level transitions of path_shapes made physical at every router."""
-    trans = set()
-    for shape in path_shapes(routing):
-        hops = hop_vcs(routing, shape, flat)
-        trans.update(zip(hops, hops[1:]))
+def class_edges(topo, transitions) -> np.ndarray:
+    """int64 [E, 2]: class-level transitions ((port class, VC) -> (port class, VC), pairs of
+    consecutive hops some path takes) made physical at every router: an edge from each input
+    port of the first class to each output port of the second."""
+    trans = set(transitions)
     cls = topo.port_class
     link = (topo.neighbor >= 0) & (cls != PORT_TERMINAL)
     edges = []
@@ -181,11 +145,9 @@ def find_cycle(edges: np.ndarray) -> list[int] | None:
     return [int(ids[k]) for k in path[seen[node]:]]
 
 
-def channel_cycle(topo, routing: str, flat: bool) -> list[int] | None:
-    """A cycle of the routing's channel dependency graph (buffer ids), None if acyclic."""
-    if routing == "table":
-        return find_cycle(table_edges(topo, flat))
-    return find_cycle(class_edges(topo, routing, flat))
+def channel_cycle(topo, name: str, flat: bool) -> list[int] | None:
+    """A cycle of routing `name`'s channel dependency graph (buffer ids), None if acyclic."""
+    return find_cycle(routing(name).edges(topo, flat))
 
 
 def describe_cycle(cycle: list[int], limit: int = 12) -> str:
