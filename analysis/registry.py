@@ -38,12 +38,12 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 
-TARGET_MODULES = ("extoll_vec.analysis.summary", "extoll_vec.analysis.extoll_tables",
-                  "extoll_vec.analysis.extoll_reference", "extoll_vec.analysis.extoll_static",
-                  "extoll_vec.analysis.extoll_dynamic", "extoll_vec.analysis.extoll_imb",
-                  "extoll_vec.analysis.extoll_bounds", "extoll_vec.analysis.portals",
-                  "extoll_vec.analysis.infiniband", "extoll_vec.analysis.ib_nas",
-                  "extoll_vec.analysis.ib_families", "extoll_vec.analysis.lfc")
+TARGET_MODULES = ("extoll_vec.analysis.summary", "extoll_vec.analysis.extoll.tables",
+                  "extoll_vec.analysis.extoll.reference", "extoll_vec.analysis.extoll.static",
+                  "extoll_vec.analysis.extoll.dynamic", "extoll_vec.analysis.extoll.imb",
+                  "extoll_vec.analysis.extoll.bounds", "extoll_vec.analysis.portals.targets",
+                  "extoll_vec.analysis.infiniband.micro", "extoll_vec.analysis.infiniband.nas",
+                  "extoll_vec.analysis.infiniband.families", "extoll_vec.analysis.lfc.targets")
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..workloads.registry import synthetic_names
 from .registry import ANY_STORE, Table, target
 
 
@@ -41,9 +42,8 @@ def summary(ds) -> Table:
         ds = ds.isel(point=np.flatnonzero(ds[MASK].values))
     ds = ds.load()
     key_cols = [a["coord"] for a in axes] or ["protocol_name", "workload_kind"]
-    from ..config import SYNTHETIC
-    synth = any(str(k) in SYNTHETIC for k in ds["workload_kind"].values)
-    from .extoll_common import configs, measured, measured_us, overheads
+    synth = any(str(k) in synthetic_names() for k in ds["workload_kind"].values)
+    from .extoll.common import configs, measured, measured_us, overheads
     cfgs = configs(ds)
     time_us = np.array([np.nan if c.workload.synthetic else measured_us(ds, j, c)
                         for j, c in enumerate(cfgs)])

@@ -52,7 +52,7 @@ def main(argv=None):
     ap.add_argument("--iterations", type=int, default=4)
     add_option(ap)
     args = ap.parse_args(argv)
-    from extoll_vec.analysis.extoll_common import measured_us
+    from extoll_vec.analysis.extoll.common import measured_us
     from extoll_vec.engine.batch import simulate
     from extoll_vec.examples import get_example
     simulate([get_example("tiny")])   # compile or load the kernels outside the timings

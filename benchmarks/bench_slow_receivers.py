@@ -29,7 +29,7 @@ from pathlib import Path
 from bench_router import peak_rss
 from record import add_option, save
 
-from extoll_vec.protocols.fecn import AGGRESSIVE
+from extoll_vec.protocols.portals.fecn import AGGRESSIVE
 
 CASES = {
     "base": {"protocol.name": "none"},

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 
-from extoll_vec.analysis.extoll_common import measured, measured_us, rank_sum
+from extoll_vec.analysis.extoll.common import measured, measured_us, rank_sum
 from extoll_vec.engine import simulate
 from record import add_option, save
 from reference_minimum import NEVER_FULL, add_example_options, example_config

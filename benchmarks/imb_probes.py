@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import argparse
 
-from extoll_vec.analysis.extoll_common import measured, measured_us, rank_sum
+from extoll_vec.analysis.extoll.common import measured, measured_us, rank_sum
 from extoll_vec.config import IMB_BENCHMARKS
 from extoll_vec.engine import simulate
 from extoll_vec.examples import get_example

@@ -33,7 +33,7 @@ import argparse
 
 import numpy as np
 
-from extoll_vec.analysis.extoll_common import measured_us
+from extoll_vec.analysis.extoll.common import measured_us
 from extoll_vec.engine import simulate
 from extoll_vec.examples import get_example
 from extoll_vec.protocols.catalogue import CREDIT_PROTOCOLS

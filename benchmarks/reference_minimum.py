@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 
-from extoll_vec.analysis.extoll_common import measured_us
+from extoll_vec.analysis.extoll.common import measured_us
 from extoll_vec.cli import apply_sets
 from extoll_vec.engine import simulate
 from extoll_vec.errors import ConfigError

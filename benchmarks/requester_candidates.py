@@ -23,7 +23,7 @@ import time
 from bench_routing import mean_se
 from record import add_option, save
 
-from extoll_vec.analysis.extoll_common import measured_us
+from extoll_vec.analysis.extoll.common import measured_us
 from extoll_vec.cli import apply_sets
 from extoll_vec.engine import simulate
 from extoll_vec.errors import ConfigError

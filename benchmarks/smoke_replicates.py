@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from bench_routing import mean_se
-from extoll_vec.analysis.extoll_common import measured_us
+from extoll_vec.analysis.extoll.common import measured_us
 from extoll_vec.engine import simulate
 from extoll_vec.sweep import load_sweep
 

@@ -23,7 +23,9 @@ from typing import Callable, Sequence
 from . import __version__
 from .config import RunConfig, load_yaml
 from .errors import ConfigError, ExtollVecError
-from .protocols.registry import protocol
+from .protocols.registry import describe as describe_protocol
+from .topology.registry import kind as topology_kind
+from .workloads.registry import describe as describe_work
 
 PROG = "extoll-vec"
 EXIT_ERROR = 2
@@ -72,45 +74,8 @@ def _load_extensions() -> None:
 # ---- run -------------------------------------------------------------------------------------
 def config_line(c: RunConfig) -> str:
     """One line describing a config."""
-    t, w, p = c.topology, c.workload, c.protocol
-    if t.kind in ("mesh", "torus"):
-        topo = f"{t.kind} {'x'.join(map(str, t.dims))}"
-    elif t.kind == "dragonfly":
-        topo = f"dragonfly p={t.p} a={t.a} h={t.h} groups={t.n_groups}"
-    elif t.kind == "crossbar":
-        topo = f"crossbar {t.p} nodes"
-    else:
-        topo = f"hypercube 2^{t.cube_dim} switches x {t.p} nodes"
-    if w.synthetic:
-        work = f"{w.kind} {w.injection_rate:g} flits/node/cycle, {w.packet_flits}-flit packets"
-    elif w.kind == "nas":
-        steps = f"{w.nas_iterations} time steps" if w.nas_iterations else "class A"
-        work = f"NAS {w.nas} {w.ranks} ranks ({c.mpi.ranks_per_node}/node), {steps}"
-        if w.compute_scale != 1:
-            work += f", compute x{w.compute_scale:g}"
-    else:
-        work = f"{w.kind} {w.ranks} ranks ({c.mpi.ranks_per_node}/node), {w.message_bytes} B"
-        if w.kind == "multi_pingpong":
-            work += f", {w.pairs} pairs {w.hops} hops"
-        elif w.kind == "alltoall" and (w.groups > 1 or w.group_size):
-            work += f", {w.groups} groups of {w.group_size or w.ranks // w.groups}"
-        elif w.kind == "imb":
-            work += f", {w.benchmark}"
-        elif w.kind == "multiphase":
-            work += f", phases {'/'.join(str(n) for n in w.phase_ranks)}"
-        if w.iterations > 1:
-            work += f" x{w.iterations}"
-    if p.name == "none":
-        proto = "protocol none"
-    elif p.name == "window":
-        proto = f"protocol window {p.window}/{p.threshold}, {p.mailbox_slots} slots"
-    elif "prepost" in protocol(p.name).parameters:     # the IB schemes: buffers per connection
-        proto = f"protocol {p.name}, {p.prepost} buffers per connection"
-    elif protocol(p.name).mailbox != "finite":
-        proto = f"protocol {p.name}"
-    else:
-        proto = f"protocol {p.name}, {p.mailbox_slots} slots"
-    return f"{topo} | {work} | {proto} | seed {c.seed}"
+    topo = topology_kind(c.topology.kind).describe(c.topology)
+    return f"{topo} | {describe_work(c)} | {describe_protocol(c.protocol)} | seed {c.seed}"
 
 
 def summary(c: RunConfig, ds, wall_s: float, i: int = 0,

@@ -28,23 +28,14 @@ from .dtypes import MAX_VCS
 from .errors import ConfigError
 from .formulas import VELO_HEADER_BYTES, VELO_PAYLOAD_BYTES, eager_packets, packet_flits
 from .protocols.catalogue import CREDIT_PROTOCOLS, PROTOCOL_NAMES as PROTOCOLS, protocol
-from .protocols.registry import declared_params
+from .protocols.registry import declared_params, family as protocol_family
 from .routing.registry import names as routing_names, registered as registered_routings, routing
+from .topology.registry import kind as topology_kind, names as topology_names
+from .workloads.imb import IMB_BENCHMARKS
+from .workloads.nas import NAS_BENCHMARKS
+from .workloads.registry import names as workload_names, registered as registered_workloads
+from .workloads.registry import workload
 
-TOPOLOGY_KINDS = ("mesh", "torus", "dragonfly", "crossbar", "hypercube")
-WORKLOADS = ("multi_pingpong", "alltoall", "multiphase", "imb", "permutation", "uniform",
-             "program", "shift", "pairwise", "latency", "bandwidth", "nas", "mcast_latency",
-             "mcast_blast", "mcast_alltoall")
-MULTICAST_WORKLOADS = ("mcast_latency", "mcast_blast", "mcast_alltoall")
-SYNTHETIC = ("permutation", "uniform", "shift", "pairwise")   # network-only traffic, no ranks
-# VCs each dragonfly routing needs with its layered assignment (kernels/routing.py docstring)
-IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast",
-                  "Barrier", "Alltoall", "Alltoallv", "Allgather", "Allgatherv", "Gather",
-                  "Scatter", "Scatterv", "Gatherv", "Reduce_scatter")
-# NAS Parallel Benchmarks communication skeletons (seed 003, 6.3; extoll_vec/workloads/nas*.py)
-# and the rank counts each runs on: powers of 2, and squares for SP and BT
-NAS_BENCHMARKS = ("IS", "FT", "LU", "CG", "MG", "SP", "BT")
-NAS_SQUARE = ("SP", "BT")
 
 # ---- what the engine represents (the bounds every field declares derive from these) ----------
 I32_MAX = 2**31 - 1        # counts that size or index the kernels' arrays (dtypes.IDX, int32)
@@ -241,7 +232,7 @@ class TopologyConfig(_Section):
     local_latency and global_latency cycles (seed 001: 2 and 10), its terminal links
     network.link_latency. crossbar: p nodes on one switch. hypercube: 2**cube_dim switches
     with p nodes each. Every link of the other kinds takes network.link_latency."""
-    kind: str = _choice("mesh", TOPOLOGY_KINDS)
+    kind: str = _choice("mesh", topology_names())
     dims: tuple[int, ...] = _ints((4, 4, 4), 1, I32_MAX, (1, 4), "routers per dimension")
     p: int = _int(1, 1, unit="nodes per router")
     a: int = _int(4, 1, unit="routers per group")
@@ -252,43 +243,29 @@ class TopologyConfig(_Section):
     global_latency: int = _int(10, 1, HOP_CYCLES_MAX, "cycles", "dragonfly global links")
 
     def link_latencies(self, link_latency: int) -> tuple[int, int]:
-        """(local, global) router-link latencies: the dragonfly's own, else link_latency."""
-        if self.kind == "dragonfly":
-            return self.local_latency, self.global_latency
-        return link_latency, link_latency
+        """(local, global) router-link latencies: the kind's own (dragonfly), else link_latency."""
+        own = topology_kind(self.kind).link_latencies
+        return own(self, link_latency) if own is not None else (link_latency, link_latency)
 
     def check(self, pre: str = "topology") -> None:
-        if self.kind in ("mesh", "torus"):
-            _check(math.prod(self.dims) >= 2, f"{pre}.dims",
-                   "1 to 4 integer radices >= 1 with at least 2 routers", list(self.dims))
-        if self.kind == "torus":
-            _check(all(d >= 3 or d == 1 for d in self.dims), f"{pre}.dims",
-                   "torus radices >= 3 (a radix of 2 is a mesh)", list(self.dims))
-        if self.kind == "dragonfly":
-            _check(self.groups == 0 or 2 <= self.groups <= self.a * self.h + 1, f"{pre}.groups",
-                   f"0 (= a*h+1) or 2..{self.a * self.h + 1}", self.groups)
-        if self.kind == "crossbar":
-            _check(self.p >= 2, f"{pre}.p", "crossbar needs >= 2 nodes", self.p)
-        if self.kind in ("mesh", "torus"):
-            _check(self.p == 1, f"{pre}.p", "1 (one node per router on meshes and tori)", self.p)
+        k = topology_kind(self.kind)
+        k.check(self, pre, _check)
         # output ports are int16 in the kernels' route table (engine/params.topo_arrays: a
         # smaller table stays in cache on large networks)
-        ports = {"dragonfly": self.p + self.a - 1 + self.h, "crossbar": self.p,
-                 "hypercube": self.p + self.cube_dim}.get(self.kind, 0)
+        ports = k.ports(self)
         if ports > PORTS_MAX:
-            field_ = f"{pre}.p" if self.kind != "dragonfly" or self.p > self.a else f"{pre}.a"
-            _check(False, field_, f"at most {PORTS_MAX} ports per router (p + a - 1 + h on a "
-                   f"dragonfly, p on a crossbar, p + cube_dim on a hypercube); these make "
-                   f"{ports}", getattr(self, field_.split(".")[1]))
+            field_ = k.size_field or ("p" if self.p > self.a else "a")
+            _check(False, f"{pre}.{field_}", f"at most {PORTS_MAX} ports per router; this "
+                   f"{self.kind} makes {ports}", getattr(self, field_))
         # node and router numbers are int32 in every table (topology.base, state.FIELDS)
         n = max(self.n_nodes, self.n_routers)
         if n > I32_MAX:
             allowed = f"at most {I32_MAX} nodes and routers (int32 indices)"
-            if self.kind in ("mesh", "torus"):
-                _check(False, f"{pre}.dims", f"{allowed}; these radices make {n}", list(self.dims))
-            if self.kind in ("crossbar", "hypercube"):
-                _check(False, f"{pre}.p", f"{allowed}; this topology has {n}", self.p)
-            raise ConfigError(pre, f"p x a x groups = {n} nodes; allowed: {allowed}")
+            if k.size_field:
+                value = getattr(self, k.size_field)
+                _check(False, f"{pre}.{k.size_field}", f"{allowed}; this {self.kind} has {n}",
+                       list(value) if isinstance(value, tuple) else value)
+            raise ConfigError(pre, f"{k.describe(self)}: {n} nodes; allowed: {allowed}")
 
     @property
     def n_groups(self) -> int:
@@ -296,30 +273,18 @@ class TopologyConfig(_Section):
 
     @property
     def n_routers(self) -> int:
-        if self.kind in ("mesh", "torus"):
-            return math.prod(self.dims)
-        if self.kind == "dragonfly":
-            return self.a * self.n_groups
-        if self.kind == "crossbar":
-            return 1
-        return 1 << self.cube_dim
+        return topology_kind(self.kind).routers(self)
 
     @property
     def n_nodes(self) -> int:
-        if self.kind in ("mesh", "torus"):
-            return math.prod(self.dims)
-        if self.kind == "dragonfly":
-            return self.p * self.a * self.n_groups
-        if self.kind == "crossbar":
-            return self.p
-        return self.p * (1 << self.cube_dim)
+        return topology_kind(self.kind).nodes(self)
 
 
 @dataclass(frozen=True)
 class NetworkConfig(_Section):
     """Links, routers and NICs. One cycle is one flit time on a link. cycle_ns (and with it the
     link rate and the hop latency) is fitted to the EXTOLL paper's reference times
-    (analysis/calibration.py: 542 MB/s links, 354 ns per hop)."""
+    (analysis/extoll/calibration.py: 542 MB/s links, 354 ns per hop)."""
     # length of one cycle (one flit on a link): fitted
     cycle_ns: float = _num(29.54, CYCLE_NS_MIN, CYCLE_NS_MAX, "nanoseconds", "cycle length")
     flit_bytes: int = _int(16, 1, BYTES_MAX, "bytes")          # link width x cycle
@@ -430,7 +395,7 @@ def _cost(default: float):
 class HostConfig(_Section):
     """CPU costs in nanoseconds (converted once to cycles by the engine). Fitted together with
     network.cycle_ns to the EXTOLL paper's reference times, keeping their ratios
-    (analysis/calibration.py): 8, 10, 19, 125 and 31 cycles of 29.54 ns; credit_ns is not
+    (analysis/extoll/calibration.py): 8, 10, 19, 125 and 31 cycles of 29.54 ns; credit_ns is not
     fitted to them (the reference runs have no flow control) but chosen on Figure 27's static
     threshold (docs/calibration.md, "The credit operation's cost")."""
     pio_ns: float = _cost(236.32)        # write one VELO packet to the NIC (PIO)
@@ -469,7 +434,7 @@ class MpiConfig(_Section):
     # MPI header prepended to the first VELO packet
     header_bytes: int = _int(16, 0, MAILBOX_PACKET_MAX - 1, "bytes")
     # bytes of payload per mailbox packet: 56 for a VELO 64-byte slot; under the IB schemes
-    # (protocols/infiniband.py) one pre-posted receive buffer, 2048 in seed 003 (section 5)
+    # (protocols/infiniband/__init__.py) one pre-posted receive buffer, 2048 in seed 003 (section 5)
     velo_payload: int = _int(VELO_PAYLOAD_BYTES, 1, MAILBOX_PACKET_MAX, "bytes")
     limic: bool = _flag(True)    # same-node ranks use shared memory (LiMIC)
     # rendezvous (messages above eager_threshold): "get", one RMA GET of the whole message
@@ -503,7 +468,7 @@ class _ProtocolSection(_Section):
     backpressure: finite mailbox, hardware back-pressure only. window: a fixed credit window
     per peer. static / dynamic: EXTOLL credit-based flow control (paper sections 5 and 6): the
     mailbox of `mailbox_slots` is shared out among all processes of the job, `credit_slots` of
-    each process' share form the credit region (see extoll_vec.protocols.extoll_static.layout).
+    each process' share form the credit region (see extoll_vec.protocols.extoll.static.layout).
     Other protocols: their record modules (registry.REGISTERED)."""
 
     def check(self, pre: str = "protocol") -> None:
@@ -513,12 +478,21 @@ class _ProtocolSection(_Section):
                    self.mailbox_slots)
         if rec.check is not None:
             rec.check(self, pre)
-        # a field only some protocols may set (Param.exclusive) keeps its default elsewhere
+        # a field only some protocols may set (Param.exclusive) keeps its default elsewhere, and
+        # so does a field of another family's protocols (within a family a field the protocol
+        # does not read is ignored: RunConfig.effective; sweeps cross a family's protocols)
+        mine = protocol_family(self.name)
         for d, users in declared_params():
-            if d.exclusive and self.name not in users and getattr(self, d.name) != d.default:
-                _check(False, f"{pre}.{d.name}",
-                       f"{str(d.default).lower()} for protocol {self.name} ({d.exclusive} "
-                       f"{' and '.join(users)})", getattr(self, d.name))
+            value = getattr(self, d.name)
+            if self.name in users or value == d.default:
+                continue
+            default = str(d.default).lower() if isinstance(d.default, bool) else show(d.default)
+            if d.exclusive:
+                _check(False, f"{pre}.{d.name}", f"{default} for protocol {self.name} "
+                       f"({d.exclusive} {' and '.join(users)})", value)
+            if users and all(protocol_family(u) != mine for u in users):
+                _check(False, f"{pre}.{d.name}", f"{default} (the default) for protocol "
+                       f"{self.name}: {d.name} belongs to protocol {' and '.join(users)}", value)
 
 
 def _protocol_field(d):
@@ -567,7 +541,7 @@ class WorkloadConfig(_Section):
     group, p*a nodes, else half the nodes), the adversarial group-to-group pattern of the
     dragonfly; pairwise pairs the nodes at random by `seed`, A sends all its traffic to B and B
     to A (seed 001, section 4.1)."""
-    kind: str = _choice("alltoall", WORKLOADS)
+    kind: str = _choice("alltoall", workload_names())
     ranks: int = _int(1024, 1, RANKS_MAX, "ranks")
     message_bytes: int = _int(2048, 0, BYTES_MAX, "bytes")
     iterations: int = _int(1, 1, unit="iterations")      # an int32 loop count (OP_LOOP)
@@ -607,40 +581,16 @@ class WorkloadConfig(_Section):
     compute_scale: float = _num(1.0, 0.0, 1e3, "factor", "scale")
 
     def check(self, pre: str = "workload") -> None:
-        if self.kind == "alltoall":
-            gs = self.group_size or self.ranks // self.groups
-            _check(gs >= 2 and gs * self.groups <= self.ranks, f"{pre}.group_size",
-                   f"groups x group_size <= ranks ({self.ranks}) and group_size >= 2", gs)
-        if self.kind == "multiphase":
-            _check(len(self.phases) > 0 or self.ranks >= 8, f"{pre}.ranks",
-                   ">= 8 for the default phases (ranks/4 >= 2)", self.ranks)
-            _check(all(2 <= n <= self.ranks for n in self.phases), f"{pre}.phases",
-                   f"ranks per phase in 2..ranks ({self.ranks}); empty = the paper's phases",
-                   list(self.phases))
-        if self.kind in ("imb", "latency", "bandwidth") + MULTICAST_WORKLOADS:
-            _check(self.ranks >= 2, f"{pre}.ranks", f"integer >= 2 for {self.kind}", self.ranks)
-        if self.kind in MULTICAST_WORKLOADS or self.kind == "program":
-            # the multicast group, ranks 0..group_size-1 (0: every rank)
-            _check(self.group_size == 0 or 2 <= self.group_size <= self.ranks,
-                   f"{pre}.group_size", f"0 (every rank) or 2..{self.ranks} (the ranks)",
-                   self.group_size)
-        for name, kind in (("window", "bandwidth"), ("blocking", "bandwidth"),
-                           ("nas", "nas"), ("nas_iterations", "nas"), ("compute_scale", "nas")):
-            default = WorkloadConfig.__dataclass_fields__[name].default
-            text = str(default).lower() if isinstance(default, bool) else show(default)
-            _check(self.kind == kind or getattr(self, name) == default, f"{pre}.{name}",
-                   f"{text} (the default) unless {pre}.kind is {kind}",
-                   getattr(self, name))
-        if self.kind == "nas":
-            square = self.nas in NAS_SQUARE
-            r = self.ranks
-            top = 8 if self.nas == "MG" else RANKS_MAX   # class A MG: no rank without points
-            ok = (math.isqrt(r) ** 2 == r and r >= 4) if square else (
-                2 <= r <= top and r & (r - 1) == 0)
-            _check(ok, f"{pre}.ranks", "a square number >= 4 for SP and BT" if square
-                   else "a power of 2 from 2 to 8 for MG (on more, class A's coarsest grids leave "
-                   "ranks without points)" if self.nas == "MG"
-                   else f"a power of 2 >= 2 for {self.nas}", r)
+        workload(self.kind).check(self, pre, _check)
+        # a field only one kind reads keeps its default under every other kind
+        for name_, rec in registered_workloads().items():
+            if name_ == self.kind:
+                continue
+            for f in rec.owns:
+                default = WorkloadConfig.__dataclass_fields__[f].default
+                text = str(default).lower() if isinstance(default, bool) else show(default)
+                _check(getattr(self, f) == default, f"{pre}.{f}",
+                       f"{text} (the default) unless {pre}.kind is {name_}", getattr(self, f))
         if self.sample_cycles:
             _check(self.measure_cycles % self.sample_cycles == 0
                    and self.measure_cycles >= 2 * self.sample_cycles, f"{pre}.sample_cycles",
@@ -649,7 +599,8 @@ class WorkloadConfig(_Section):
 
     @property
     def synthetic(self) -> bool:
-        return self.kind in SYNTHETIC
+        """Network-only traffic (workloads/registry.py): no ranks, no rank programs."""
+        return workload(self.kind).synthetic
 
     @property
     def phase_ranks(self) -> tuple[int, ...]:
@@ -723,9 +674,7 @@ class RunConfig:
                    f"a multiple of the {nodes} nodes of the topology", w.ranks)
             _check(w.ranks // nodes == self.mpi.ranks_per_node, "mpi.ranks_per_node",
                    f"workload.ranks / nodes = {w.ranks // nodes}", self.mpi.ranks_per_node)
-        if w.kind == "multi_pingpong":
-            _check(w.pairs <= self.mpi.ranks_per_node, "workload.pairs",
-                   f"<= ranks per node ({self.mpi.ranks_per_node})", w.pairs)
+        workload(w.kind).check_run(self, _check)
         _check(w.packet_flits <= self.network.buffer_flits, "workload.packet_flits",
                f"<= network.buffer_flits ({self.network.buffer_flits})", w.packet_flits)
         if self.mpi.rendezvous == "write":
@@ -748,12 +697,6 @@ class RunConfig:
                n.slow_nodes)
         _check(n.slow_nodes <= nodes, "network.slow_nodes", f"<= the {nodes} nodes",
                n.slow_nodes)
-        if w.kind == "pairwise":
-            _check(nodes % 2 == 0, "workload.kind",
-                   f"a kind other than pairwise on an odd number of nodes ({nodes})", w.kind)
-        if w.kind == "shift":
-            _check(self.shift_nodes % nodes != 0, "workload.shift",
-                   f"a shift that is not a multiple of the {nodes} nodes (0: default)", w.shift)
         check_run = protocol(self.protocol.name).check_run
         if check_run is not None:
             check_run(self)
@@ -785,7 +728,8 @@ class RunConfig:
         t = self.topology
         if self.workload.shift:
             return self.workload.shift
-        return t.p * t.a if t.kind == "dragonfly" else t.n_nodes // 2
+        group = topology_kind(t.kind).group_nodes
+        return group(t) if group is not None else t.n_nodes // 2
 
     @property
     def slow_node_count(self) -> int:

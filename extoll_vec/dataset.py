@@ -93,7 +93,7 @@ SCHEMA: dict[str, Variable] = {
                              "measured part, 1: its end; multiphase: 2+p after phase p); NaN: "
                              "never"),
     # the counters above as they stood when each rank passed each mark: the measured part of a
-    # run is the difference of two marks (analysis.extoll_common.measured), warm-ups excluded
+    # run is the difference of two marks (analysis.extoll.common.measured), warm-ups excluded
     "sends_delayed_at_mark": Variable(PRM, _I, "messages", "sends_delayed when each rank passed "
                                       "each mark; -1: never"),
     "messages_received_at_mark": Variable(PRM, _I, "messages", "messages_received when each "

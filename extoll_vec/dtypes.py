@@ -149,79 +149,91 @@ EJ_KEPT = 3           # the protocol keeps the packet to send it again (a receiv
                       # it and does not count it delivered
 
 # ---- per-member parameter vector (int64 [batch, N_PAR], times in cycles) ------------------------
-P_LINK_LAT = 0        # link latency
-P_ROUTER_DELAY = 1    # router pipeline delay
-P_PIO = 2             # CPU cycles to write one VELO packet
-P_RETRIEVE = 3        # CPU cycles to retrieve one mailbox packet
-P_MATCH = 4           # CPU cycles of MPI bookkeeping per message
-P_CREDIT = 5          # CPU time per flow-control credit operation, 1/2**CREDIT_FRAC_BITS cycles
-P_LIMIC = 6           # LiMIC fixed cycles per message (0 if LiMIC is off: see P_LIMIC_ON)
-P_LIMIC_PER_KB = 7    # LiMIC copy cycles per KiB
-P_LIMIC_ON = 8        # 1: same-node messages use LiMIC
-P_EAGER = 9           # eager threshold, bytes
-P_MPI_HDR = 10        # MPI header bytes in the first VELO packet
-P_VELO_PAYLOAD = 11   # payload bytes per VELO packet
-P_FLIT_BYTES = 12
-P_PKT_OVERHEAD = 13   # bytes added to a packet's payload on the wire (VELO + network header)
-P_RMA_BYTES = 14      # payload bytes per RMA data packet
-P_MAILBOX = 15        # mailbox slots per rank (logical capacity)
-P_MAILBOX_HARD = 16   # 1: a full mailbox is an error (catalogue mailbox_hard), 0: back-pressure
-P_PROTO = 17          # protocol id
-P_WINDOW = 18         # window protocol: credits per pair
-P_THRESHOLD = 19      # window protocol: retrieved packets per credit packet
-P_NIC_FIFO = 20       # NIC injection FIFO capacity, packets
-P_BUF_FLITS = 21      # router input buffer per port and VC, flits
-P_EJ_FLITS = 22       # NIC ejection buffer, flits
-P_SYNTH = 23          # 0: MPI program, 1: uniform random, 2: destination table (permutation, shift)
-P_GEN_P32 = 24        # synthetic: packet generation probability per cycle, scaled by 2**32
-P_SYN_FLITS = 25      # synthetic packet length, flits
-P_WARMUP = 26
-P_MEASURE = 27
-P_DRAIN = 28
-P_SEED = 29
-P_NO_PROGRESS = 30    # cycles without progress before ERR_NO_PROGRESS
-P_MAX_CYCLES = 31
-P_RPN = 32            # ranks per node
-P_CREDIT_SLOTS = 33   # static/dynamic: credit slots per process (c)
-P_QUOTA = 34          # static: credit quota per sender; dynamic: initial intended credit quota
-P_THRESH = 35         # static: credit-return threshold (Eq. 1)
-P_DATA_REGION = 36    # static/dynamic: data region of each mailbox, slots
-P_DYN_REGION = 37     # dynamic: dynamic region (the available slots counter starts here)
-P_PIGGY = 38          # 1: credits are piggybacked on the last VELO packet when it has room
-P_PROGRESS = 39       # packets the MPI progress engine retrieves at most per MPI call
-P_NIC_GAP = 40       # NIC packet rate: cycles from one injected packet's head to the next's, at least
-# Slots 41..59 are reserved in blocks for the seams of issue 22 (each block documents its own):
-# 41..47 protocol registry and hooks, 48..55 routing and link classes, 56..59 router model.
-P_HOOKS = 41          # bitmask H_* of the hot-path hooks the member's protocol defines
-P_PP0 = 42            # 42..47: a registered protocol's own parameters (its params() writes them)
-N_PP = 6
-# -- 48..55: routing plug-ins and link classes (kernels/routing.py) --
-P_ROUTING = 48        # routing kernel id | RT_FLAT; 0: table routing, layered VCs (fast path)
-P_ADAPT_BIAS = 49     # UGAL/PAR minimal bias, fixed point x 2**ADAPT_BIAS_BITS
-P_ADAPT_THRESH = 50   # UGAL/PAR threshold, flits
-P_LAT_TERM = 51       # link latency of a port of class PORT_TERMINAL (= P_LINK_LAT) ...
-P_LAT_LOCAL = 52      # ... of class PORT_LOCAL (router links of meshes, cubes; dragonfly local)
-P_LAT_GLOBAL = 53     # ... of class PORT_GLOBAL (dragonfly global links); P_LAT_TERM + class
-# -- 56..59 router model (kernels/network.py VOQ, kernels/router_iq.py input-queued) --
-P_ROUTER = 56         # ROUTER_VOQ or ROUTER_IQ
-P_SPEEDUP = 57        # crossbar speedup, fixed point: round(speedup * 2**SPEEDUP_FRAC_BITS)
-# -- 58 the host's posted writes (kernels/host.py) --
-P_POSTED_NODE = 58    # 1: host.posted_writes "node": a mailbox slot's release waits behind a full FIFO
-# -- 59 the send queue's scan (kernels/host.py _sendable) --
-P_SEND_MEMO = 59      # 1: the protocol's sends unblock only when the rank takes a control packet
-P_SAMPLE = 60         # network-only traffic: sample length for convergence (0: one window)
-P_CONV_TOL = 61       # its tolerance, fixed point (TOL_FRAC_BITS)
-P_OUTQ = 62           # iq router: flits that may wait at an output behind its link (0: none)
-P_CHUNK = 63          # mpi.rendezvous chunked: chunk bytes (0: one GET of the whole message)
-P_GETS = 64           # its outstanding gets per receive (seed 001's c)
-P_RNDV_WRITE = 65     # 1: mpi.rendezvous "write": the receiver replies, the sender writes the data
-# -- 66..69 the host's I/O bus and per-byte costs (kernels/nic.py host_dma, kernels/host.py) --
-P_DMA = 66            # 1: received packets reach the mailbox through the DMA stage
-P_PCI_FP = 67         # its cycles per byte, fixed point (PCI_FRAC_BITS)
-P_DMA_SETUP = 68      # its cycles per transfer
-P_PIO_KB = 69         # CPU cycles per KiB of payload written by PIO (host.pio_ns_per_kb)
-P_COPY_KB = 70        # CPU cycles per KiB of payload copied out of a mailbox slot
-N_PAR = 71
+# The single declaration of the core's slots: name -> what it holds (engine/params.py writes
+# them). P_<name> = its position is generated below, as state.FIELDS declares the state. The
+# protocol's own parameters follow in one block that every protocol shares (a member runs one
+# protocol): its record module names them with protocol_slots().
+CORE_PARAMS = {
+    # network and router model (kernels/network.py, kernels/router_iq.py)
+    "LINK_LAT": "link latency",
+    "ROUTER_DELAY": "router pipeline delay",
+    "FLIT_BYTES": "bytes per flit",
+    "PKT_OVERHEAD": "bytes added to a packet's payload on the wire (VELO + network header)",
+    "RMA_BYTES": "payload bytes per RMA data packet",
+    "BUF_FLITS": "router input buffer per port and VC, flits",
+    "EJ_FLITS": "NIC ejection buffer, flits",
+    "NIC_FIFO": "NIC injection FIFO capacity, packets",
+    "NIC_GAP": "NIC packet rate: cycles from one injected packet's head to the next's, at least",
+    "ROUTER": "ROUTER_VOQ or ROUTER_IQ",
+    "SPEEDUP": "crossbar speedup, fixed point: round(speedup * 2**SPEEDUP_FRAC_BITS)",
+    "OUTQ": "iq router: flits that may wait at an output behind its link (0: none)",
+    # routing (routing/registry.py, kernels/routing.py) and link classes
+    "ROUTING": "routing kernel id | RT_FLAT; 0: table routing, layered VCs (the fast path)",
+    "ADAPT_BIAS": "UGAL/PAR minimal bias, fixed point x 2**ADAPT_BIAS_BITS",
+    "ADAPT_THRESH": "UGAL/PAR threshold, flits",
+    "LAT_TERM": "link latency of a port of class PORT_TERMINAL (= P_LINK_LAT) ...",
+    "LAT_LOCAL": "... of class PORT_LOCAL (router links of meshes, cubes; dragonfly local)",
+    "LAT_GLOBAL": "... of class PORT_GLOBAL (dragonfly global links); P_LAT_TERM + class",
+    # the host's I/O bus (kernels/nic.py host_dma)
+    "DMA": "1: received packets reach the mailbox through the DMA stage",
+    "PCI_FP": "its cycles per byte, fixed point (PCI_FRAC_BITS)",
+    "DMA_SETUP": "its cycles per transfer",
+    # host costs (kernels/host.py)
+    "PIO": "CPU cycles to write one VELO packet",
+    "PIO_KB": "CPU cycles per KiB of payload written by PIO (host.pio_ns_per_kb)",
+    "RETRIEVE": "CPU cycles to retrieve one mailbox packet",
+    "COPY_KB": "CPU cycles per KiB of payload copied out of a mailbox slot",
+    "MATCH": "CPU cycles of MPI bookkeeping per message",
+    "CREDIT": "CPU time per flow-control credit operation, 1/2**CREDIT_FRAC_BITS cycles",
+    "LIMIC": "LiMIC fixed cycles per message (0 if LiMIC is off: see P_LIMIC_ON)",
+    "LIMIC_PER_KB": "LiMIC copy cycles per KiB",
+    "LIMIC_ON": "1: same-node messages use LiMIC",
+    "PROGRESS": "packets the MPI progress engine retrieves at most per MPI call",
+    "POSTED_NODE": "1: host.posted_writes node: a mailbox slot's release waits behind a full FIFO",
+    # MPI layer
+    "RPN": "ranks per node",
+    "EAGER": "eager threshold, bytes",
+    "MPI_HDR": "MPI header bytes in the first VELO packet",
+    "VELO_PAYLOAD": "payload bytes per VELO packet",
+    "CHUNK": "mpi.rendezvous chunked: chunk bytes (0: one GET of the whole message)",
+    "GETS": "its outstanding gets per receive",
+    "RNDV_WRITE": "1: mpi.rendezvous write: the receiver replies, the sender writes the data",
+    # the protocol's interface to the core (protocols/registry.py)
+    "PROTO": "the protocol's kernel id (what the generated dispatch branches on)",
+    "HOOKS": "bitmask H_* of the hot-path hooks the member's protocol defines",
+    "MAILBOX": "mailbox slots per rank (logical capacity)",
+    "MAILBOX_HARD": "1: a full mailbox is an error (Protocol.mailbox_hard), 0: back-pressure",
+    "SEND_MEMO": "1: the protocol's sends unblock only when the rank takes a control packet",
+    "PIGGY": "1: credits are piggybacked on the last packet of a message when it has room",
+    # workload and limits
+    "SYNTH": "0: MPI program, 1: uniform random, 2: destination table (permutation, shift)",
+    "GEN_P32": "synthetic: packet generation probability per cycle, scaled by 2**32",
+    "SYN_FLITS": "synthetic packet length, flits",
+    "WARMUP": "synthetic: cycles before the measurement window",
+    "MEASURE": "synthetic: the measurement window, cycles",
+    "DRAIN": "synthetic: cycles after it",
+    "SAMPLE": "network-only traffic: sample length for convergence (0: one window)",
+    "CONV_TOL": "its tolerance, fixed point (TOL_FRAC_BITS)",
+    "SEED": "the member's seed",
+    "NO_PROGRESS": "cycles without progress before ERR_NO_PROGRESS",
+    "MAX_CYCLES": "simulated cycles at most (ERR_MAX_CYCLES)",
+}
+for _i, _name in enumerate(CORE_PARAMS):
+    globals()["P_" + _name] = _i
+PROTOCOL_BLOCK = len(CORE_PARAMS)   # the protocol's own block starts here ...
+PROTOCOL_SLOTS = 8                  # ... and holds this many slots at most
+N_PAR = PROTOCOL_BLOCK + PROTOCOL_SLOTS
+
+
+def protocol_slots(params: dict[str, str]) -> dict[str, int]:
+    """A protocol's own parameters, declared as CORE_PARAMS is (name -> what it holds):
+    {"P_<name>": slot} in the protocol block, in order. A record module binds them with
+    globals().update(protocol_slots(PARAMS)) and writes them in its `params` callable."""
+    assert len(params) <= PROTOCOL_SLOTS, (f"{len(params)} protocol parameters; the block holds "
+                                           f"{PROTOCOL_SLOTS} (dtypes.PROTOCOL_SLOTS)")
+    return {"P_" + name: PROTOCOL_BLOCK + i for i, name in enumerate(params)}
+
+
 PCI_FRAC_BITS = 16
 ROUTER_VOQ = 0        # network.router "voq": virtual output queues (kernels/network.py)
 ROUTER_IQ = 1         # network.router "iq": one FIFO per input VC (kernels/router_iq.py)

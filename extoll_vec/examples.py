@@ -198,7 +198,7 @@ def myrinet_testbed(credits: int = 8, packet_bytes: int = 1024) -> dict:
 # receive step inspects, accounts and starts the host DMA, five times a send of an empty
 # packet; a forwarding descriptor twice; a recovery step as a credit update, gap G17), one
 # scale lambda on them and the transmit cost per KiB beta, both fitted by
-# analysis/calibration_lfc.py (lambda on the 61-node multicast latency, 59 us; beta on the
+# analysis/lfc/calibration.py (lambda on the 61-node multicast latency, 59 us; beta on the
 # 61-node peak throughput, 13.3 MB/s)
 LFC_STEPS = {"lfc_poll_ns": 1000.0, "lfc_tx_ns": 1000.0, "lfc_rx_ns": 5000.0,
              "lfc_fwd_ns": 2000.0, "lfc_credit_ns": 1000.0, "lfc_recovery_ns": 1000.0}
@@ -224,7 +224,7 @@ def fmmc_testbed(window: int = 8, mc_buffers: int = 18) -> dict:
     """Seed 002's testbed running FM/MC (section 5.3): 256-byte packets whose first word is
     the handler (mpi.header_bytes 4: a 256-byte message takes two packets, L228), binary
     trees, a host window of `window` packets per pair, the host buffers its credits stand for."""
-    from .protocols.fmmc import host_buffers
+    from .protocols.lfc.fmmc import host_buffers
     d = myrinet_testbed(packet_bytes=256)
     d["mpi"]["header_bytes"] = 4
     lam, beta = LFC_LAMBDA, LFC_BETA
@@ -289,13 +289,13 @@ def lfc_alltoall() -> RunConfig:
 
 
 # Model variants: parameter sets that replace calibrated defaults together, each fitted by
-# analysis/calibration.py to the same two reference times as the defaults (docs/calibration.md).
+# analysis/extoll/calibration.py to the same two reference times as the defaults (docs/calibration.md).
 # A sweep spec names one with `base: {variant: NAME}`; the benchmarks take --variant NAME.
 MODEL_VARIANTS: dict[str, dict[str, object]] = {
     # The requester model before issue 24, with its own fit: a 16-packet (1 KB) requester FIFO,
     # and a rank releases mailbox slots whatever the FIFO holds (posted writes ordered per rank,
     # so a rank waiting for credits polls while one blocked in a PIO write cannot). Fitted with
-    # `python -m extoll_vec.analysis.calibration --set network.nic_fifo_packets=16 --set
+    # `python -m extoll_vec.analysis.extoll.calibration --set network.nic_fifo_packets=16 --set
     # host.posted_writes=rank` (m = 0.25: 8, 10 and 19 cycles of 27.27 ns for a PIO write, a
     # retrieval and a match). Credit-limited runs finish before the reference in it
     # (docs/calibration.md, "The requester model").

@@ -1,7 +1,7 @@
 """Packet arithmetic shared by the configuration, the kernels and the paper's formulas.
 
 Each derivation is defined here once, as plain integer arithmetic: Python code (config.py,
-protocols/extoll_static.py) calls these functions as they are, and the kernels compile them
+protocols/extoll/static.py) calls these functions as they are, and the kernels compile them
 with ``kernels.jit.inner`` (kernels/common.py), so the simulator and the checks made before a
 run cannot disagree. No Numba here: config.py must import without the kernels.
 

@@ -38,7 +38,7 @@ from extoll_vec.routing import registry as _routings
 _HERE = Path(__file__).resolve().parent
 _DISPATCH = _registry.dispatch_source()
 _ROUTE_DISPATCH = _routings.dispatch_source()
-_SOURCES = sorted(_HERE.glob("*.py")) + [Path(m.__file__)
+_SOURCES = sorted(p for p in _HERE.rglob("*.py") if "__pycache__" not in p.parts) + [Path(m.__file__)
                                           for m in (_dtypes, _formulas, _fc_layout)] + sorted(
     {Path(f) for f in _registry.source_files() + _routings.source_files()})
 
@@ -50,8 +50,9 @@ CACHE_FORMAT = 2
 
 def source_digest() -> str:
     h = hashlib.sha256(f"{numba.__version__} {CACHE_FORMAT}".encode())
-    for p in _SOURCES:
-        h.update(p.name.encode())
+    for p in _SOURCES:   # named by their place in the tree: family folders hold equal names
+        h.update((p.relative_to(_HERE.parent) if p.is_relative_to(_HERE.parent)
+                  else Path(p.name)).as_posix().encode())
         h.update(p.read_bytes())
     h.update(_DISPATCH.encode())
     h.update(_ROUTE_DISPATCH.encode())

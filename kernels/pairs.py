@@ -10,7 +10,7 @@ by binary search, then among its spares. A pair that is in neither raises ERR_PA
 sink entry (the table's last, which no pair uses), so a missing pair is an error, never a write
 into another pair's state.
 
-Idle senders (the dynamic protocol, kernels/fc_dynamic.py): its receiver keeps every other
+Idle senders (the dynamic protocol, kernels/extoll/dynamic.py): its receiver keeps every other
 rank in its activity lists, and Eq. 6 steals from the last of the low list, often a sender that
 never writes to it. Such a sender's state is the protocol's initial one until it is stolen
 from, so it needs no entry until then: the untouched idle senders of x are the ids below the

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from extoll_vec.analysis.extoll_common import measured_us
+from extoll_vec.analysis.extoll.common import measured_us
 from extoll_vec.engine import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -1,11 +1,11 @@
-"""analysis/calibration.py fit(): which host-cost scale m it takes. The simulations are
+"""analysis/extoll/calibration.py fit(): which host-cost scale m it takes. The simulations are
 replaced by a table of times per m (the selection is what is tested here; the simulated
 times themselves are checked by the extoll_reference target)."""
 from __future__ import annotations
 
 import pytest
 
-from extoll_vec.analysis import calibration as cal
+from extoll_vec.analysis.extoll import calibration as cal
 
 PAPER = {case: paper for case, (_ex, paper, _f) in cal.CASES.items()}
 RATIO = PAPER["alltoall-1024"] / PAPER["pingpong"]

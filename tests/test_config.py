@@ -42,7 +42,7 @@ MALFORMED = [
     ("negative-mailbox-slots",
      with_changes(protocol={"name": "backpressure", "mailbox_slots": -4}),
      "protocol.mailbox_slots"),
-    ("unknown-topology-kind", with_changes(topology={"kind": "ring"}), "topology.kind"),
+    ("unknown-topology-kind", with_changes(topology={"kind": "hexmesh"}), "topology.kind"),
     ("ranks-not-divisible-by-nodes", with_changes(workload={"ranks": 18}), "workload.ranks"),
     ("typo-key-in-section", with_changes(network={"bufer_flits": 40}), "network.bufer_flits"),
     ("unknown-section", {**BASE, "netwrok": {"buffer_flits": 40}}, "netwrok"),

@@ -1,7 +1,7 @@
 """EXTOLL static flow control formulas (Eq. 1-5, 7-8) against the paper's Tables 1-3.
 
-No simulation and no Numba: extoll_vec.protocols.extoll_static and the targets in
-analysis/extoll_tables.py are pure arithmetic.
+No simulation and no Numba: extoll_vec.protocols.extoll.static and the targets in
+analysis/extoll/tables.py are pure arithmetic.
 """
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ from extoll_vec.analysis.registry import get_target, load_targets
 # registry lists targets in registration order (test_sweep_tables expects `summary` first).
 load_targets()
 
-from extoll_vec.analysis import paper_values as pv  # noqa: E402
-from extoll_vec.analysis.extoll_tables import (MEMORY_COLUMNS, TABLE1_COLUMNS,  # noqa: E402
+from extoll_vec.analysis.extoll import paper_values as pv  # noqa: E402
+from extoll_vec.analysis.extoll.tables import (MEMORY_COLUMNS, TABLE1_COLUMNS,  # noqa: E402
                                                printed_match, table2_eq5)
-from extoll_vec.protocols import extoll_dynamic as ed  # noqa: E402
-from extoll_vec.protocols import extoll_static as es  # noqa: E402
+from extoll_vec.protocols.extoll import dynamic as ed  # noqa: E402
+from extoll_vec.protocols.extoll import static as es  # noqa: E402
 
 REQUIRED = {"extoll_table1": ["credit_quota", "credit_slots", "eq1", "formula_a", "formula_b"],
             "extoll_memory": ["processes", "static_mb", "dynamic_mb"],
@@ -246,7 +246,7 @@ def test_buffer_bounds_agree_with_the_patterns_target_and_eq8():
     """extoll_buffer_bounds at 1024 processes gives what extoll_patterns reports for the
     paper's alltoall-1024 in k groups; memory is Eq. 8 at the bound; more groups never need
     more buffer."""
-    from extoll_vec.analysis.extoll_dynamic import eq4_slots
+    from extoll_vec.analysis.extoll.dynamic import eq4_slots
     from extoll_vec.examples import get_example
     rows = _table("extoll_buffer_bounds").rows
     base = get_example("alltoall-1024").replace(**{"protocol.name": "dynamic",
@@ -333,7 +333,7 @@ def test_cli_tables_out_dir(tmp_path, capsys, name):
 
 
 def test_formula_modules_do_not_import_numba():
-    code = ("import sys, extoll_vec.analysis.extoll_tables, extoll_vec.analysis.registry as r; "
+    code = ("import sys, extoll_vec.analysis.extoll.tables, extoll_vec.analysis.registry as r; "
             "r.load_targets(); print('numba' in sys.modules, 'extoll_vec.engine' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

@@ -20,7 +20,8 @@ from extoll_vec.errors import ConfigError
 from extoll_vec.kernels import fc_fields as F
 from extoll_vec.kernels import sim
 from extoll_vec.engine.pairs import audit_args, dense_fc
-from extoll_vec.protocols.audit import credit_problems, quiescent_problems
+from extoll_vec.protocols.extoll import params as XP
+from extoll_vec.protocols.extoll.audit import credit_problems, quiescent_problems
 from extoll_vec.workloads import ProgramBuilder
 
 CT = {name: i for i, name in enumerate(D.CTRL_CLASSES)}
@@ -52,7 +53,7 @@ def test_static_figure_3_credit_flow():
     credits after 20, waits for them; 5 credits stay unreturned below the threshold."""
     cfg = from_dict(two_ranks({"name": "static", "mailbox_slots": 44, "credit_slots": 2}))
     b = Batch([cfg], [one_message(40, busy_ns=5000).build("one message")])
-    assert int(b.par[0, D.P_QUOTA]) == 20 and int(b.par[0, D.P_THRESH]) == 7
+    assert int(b.par[0, XP.P_QUOTA]) == 20 and int(b.par[0, XP.P_RETURN_THRESHOLD]) == 7
     b.run()
     res = b.results()
     fc = dense_fc(b.S, 0)
@@ -73,9 +74,9 @@ def test_counters_at_marks_leave_out_what_happens_before_and_after_the_measured_
     messages before and after the marks wait for credits and stall the sender, the 6-packet one
     between them does not (15 credits: the sender waits 20 us for the last credit packets before
     it marks). The counters at the marks, and the measured part the targets read
-    (analysis.extoll_common.measured, delayed_pct), hold the middle only; run_delayed_pct
+    (analysis.extoll.common.measured, delayed_pct), hold the middle only; run_delayed_pct
     counts the whole run."""
-    from extoll_vec.analysis.extoll_common import delayed_pct, measured, run_delayed_pct
+    from extoll_vec.analysis.extoll.common import delayed_pct, measured, run_delayed_pct
     from extoll_vec.dataset import build_dataset
     pb = ProgramBuilder(2)
     for phase, npk in enumerate((40, 6, 40)):
@@ -195,13 +196,13 @@ def test_dynamic_gives_an_active_sender_more_than_the_static_quota():
          "workload": {"kind": "program", "ranks": n}}
     cfg = from_dict(d)
     b = Batch([cfg], [star_program(n, [2], 40).build("star")])
-    quota = int(b.par[0, D.P_QUOTA])
+    quota = int(b.par[0, XP.P_QUOTA])
     b.run()
     intended = dense_fc(b.S, 0)[0, :, F.F_INTENDED]
     assert intended[2] > 2 * quota
     assert (np.delete(intended[1:], 1) < quota).any()           # someone was robbed
     assert (np.delete(intended[1:], 1) >= 2).all()              # never below the static slots
-    assert intended[1:].sum() <= int(b.par[0, D.P_DATA_REGION])
+    assert intended[1:].sum() <= int(b.par[0, XP.P_DATA_REGION])
     static = run_batch([cfg.replace(**{"protocol.name": "static"})],
                        programs=[star_program(n, [2], 40).build("star")])
     dynamic = b.results()
@@ -215,11 +216,11 @@ def test_dynamic_steady_state_shares_the_data_region_among_the_active_senders():
     """Two groups of 16 of 32 ranks, 4 per node (LiMIC): a receiver gets VELO data from 12
     senders. After 40 alltoalls the stealing has taken every idle sender down to its static
     slots and the active ones hold the rest of the data region (the premise of
-    protocols/extoll_dynamic.py), and the timed alltoalls delay no send from 3 slots above its
+    protocols/extoll/dynamic.py), and the timed alltoalls delay no send from 3 slots above its
     bound (25 slots per process) on, while 5 below it they do (the bound is necessary)."""
-    from extoll_vec.analysis.extoll_dynamic import active_senders
-    from extoll_vec.protocols import extoll_dynamic as ed
-    from extoll_vec.protocols import extoll_static as es
+    from extoll_vec.analysis.extoll.dynamic import active_senders
+    from extoll_vec.protocols.extoll import dynamic as ed
+    from extoll_vec.protocols.extoll import static as es
 
     def cfg(slots):
         return from_dict({"topology": {"kind": "mesh", "dims": [2, 2, 2]},

@@ -11,7 +11,7 @@ import pytest
 from extoll_vec.config import from_dict
 from extoll_vec.engine import run_batch
 from extoll_vec.errors import ConfigError
-from extoll_vec.protocols.fecn import AGGRESSIVE
+from extoll_vec.protocols.portals.fecn import AGGRESSIVE
 
 DF = {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}          # 9 groups, 72 nodes
 

@@ -46,7 +46,8 @@ def test_a_family_batch_runs_its_own_build_with_the_shared_builds_results(monkey
         # its event loop reaches a dispatch generated for EXTOLL's protocols alone
         may_send = own.sim.flowctl.may_send
         text = Path(inspect.getfile(may_send.py_func)).read_text()
-        assert "proto_extoll" in text and "proto_lfc" not in text and "proto_ib" not in text
+        assert "kernels.extoll.hooks" in text and "kernels.lfc" not in text
+        assert "kernels.infiniband" not in text
         assert set(got) == set(want)
         for name, arr in want.items():
             np.testing.assert_array_equal(got[name], arr, err_msg=name)

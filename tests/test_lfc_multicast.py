@@ -12,8 +12,8 @@ from extoll_vec.config import from_dict
 from extoll_vec.engine import Batch
 from extoll_vec.errors import ConfigError
 from extoll_vec.examples import get_example, myrinet_testbed
-from extoll_vec.protocols.lfc import credit_problems
-from extoll_vec.protocols.lfc_trees import dependency_cycle, tree_parents
+from extoll_vec.protocols.lfc.lfc import credit_problems
+from extoll_vec.protocols.lfc.trees import dependency_cycle, tree_parents
 from extoll_vec.workloads import ProgramBuilder, check_balanced, message_counts, max_outstanding
 from extoll_vec.workloads.program import sends
 

@@ -1,4 +1,4 @@
-"""Seed 002's multicast trees (extoll_vec/protocols/lfc_trees.py): spanning trees of their
+"""Seed 002's multicast trees (extoll_vec/protocols/lfc/trees.py): spanning trees of their
 members for every kind, root and group; the shapes section 5 describes for 61 processors; and
 the NI-buffer dependency check that says which tree sets can deadlock (only the chain among
 the paper's shapes; issue 27's negative control runs it)."""
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extoll_vec.protocols.lfc_trees import (OUTSIDE, ROOT, TREE_KINDS, dependency_cycle, depths,
+from extoll_vec.protocols.lfc.trees import (OUTSIDE, ROOT, TREE_KINDS, dependency_cycle, depths,
                                            tree_children, tree_parents)
 
 

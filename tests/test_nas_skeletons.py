@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from extoll_vec.cli import main
-from extoll_vec.config import NAS_BENCHMARKS, NAS_SQUARE, from_dict
+from extoll_vec.config import from_dict
+from extoll_vec.workloads.nas import NAS_BENCHMARKS, NAS_SQUARE
 from extoll_vec.dtypes import OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_RECV, OP_SEND
 from extoll_vec.engine.batch import run_batch
 from extoll_vec.examples import EXAMPLES

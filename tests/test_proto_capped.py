@@ -1,4 +1,4 @@
-"""The seams' test protocol `capped` (extoll_vec/protocols/capped.py, kernels/proto_capped.py):
+"""The seams' test protocol `capped` (extoll_vec/protocols/capped/__init__.py, kernels/capped/hooks.py):
 written against the hooks only; real runs, its audit, its outputs, a negative control."""
 from __future__ import annotations
 
@@ -81,7 +81,8 @@ def test_negative_control_a_lost_credit_breaks_the_audit():
 def test_registered_through_the_seams_only():
     rec = registry.protocol("capped")
     assert registry.hook_mask(rec) == D.H_NIC_INJECT | D.H_NIC_EJECT | D.H_ROUTER | D.H_TIMER
-    assert {"capped.py", "proto_capped.py"} <= {p.name for p in kernels._SOURCES}
+    assert {"protocols/capped/__init__.py", "kernels/capped/hooks.py"} <= {
+        "/".join(p.parts[-3:]) for p in kernels._SOURCES}
     assert "proto == 5:" in registry.dispatch_source()
     # its config fields: declared with bounds, added later (old stores stay readable)
     assert "protocol.cap" in ADDED_FIELDS

@@ -1,11 +1,14 @@
-"""The protocol seams (issue 22): the core kernels name no protocol, the dispatch is generated
+"""The protocol seams: the core kernels name no protocol, the dispatch is generated
 from the registry, and the registry drives the config section, the sizing and the outputs."""
 from __future__ import annotations
 
+import ast
 import dataclasses
+import importlib
 import io
 import re
 import tokenize
+import types
 from pathlib import Path
 
 import pytest
@@ -44,7 +47,9 @@ def _code_words(path: Path):
 @pytest.mark.parametrize("name", CORE)
 def test_core_kernels_name_no_protocol(name):
     names = set(registry.registered())
-    hook_modules = {p.hooks.rsplit(".", 1)[1] for p in registry.registered().values() if p.hooks}
+    # the hook modules and the family folders of kernels/ they live in
+    hooks = {p.hooks for p in registry.registered().values() if p.hooks}
+    folders = {h.split(".")[2] for h in hooks if h.startswith("extoll_vec.kernels.")}
     path = KERNELS / name
     text = path.read_text()
     assert not re.search(r"\bPROTO_", text), f"{name} uses a protocol id"
@@ -52,8 +57,12 @@ def test_core_kernels_name_no_protocol(name):
         if token in ALLOWED:
             continue
         assert not names & set(words), f"{name}: {token!r} names a protocol"
-        assert token not in hook_modules, f"{name} imports a protocol's hooks ({token})"
-    assert "fc_static" not in text and "fc_dynamic" not in text and "fc_window" not in text
+    for node in ast.walk(ast.parse(text)):
+        mods = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        for m in mods:
+            assert m not in hooks and not any(m.startswith(f"extoll_vec.kernels.{f}")
+                                              for f in folders), f"{name} imports {m}"
 
 
 def test_the_seams_check_catches_a_protocol_name(tmp_path):
@@ -76,9 +85,12 @@ def test_dispatch_is_generated_from_the_registry_into_the_cache_dir():
     for p in registry.registered().values():
         if p.hooks:
             assert f"proto == {p.kernel_id}:" in src
-    # the cache key covers the generated text and the record modules
-    names = {p.name for p in kernels._SOURCES}
-    assert {"registry.py", "extoll.py", "fc_window.py", "proto_extoll.py"} <= names
+    # the cache key covers the generated text and every module of a family's folder (its
+    # parameter slots are constants the kernels freeze: protocols/lfc/fmmc.py's, for one)
+    names = {"/".join(p.parts[-3:]) for p in kernels._SOURCES}
+    assert {"extoll_vec/protocols/registry.py", "protocols/extoll/__init__.py",
+            "protocols/extoll/params.py", "protocols/lfc/fmmc.py",
+            "kernels/extoll/window.py", "kernels/extoll/hooks.py"} <= names
 
 
 def test_registry_ids_and_hook_masks():
@@ -86,7 +98,13 @@ def test_registry_ids_and_hook_masks():
     assert [recs[n].kernel_id for n in ("none", "backpressure", "window", "static",
                                         "dynamic")] == [0, 1, 2, 3, 4]
     assert registry.hook_mask(recs["static"]) == 0   # rank hooks only: no hot-path bit
-    assert D.P_HOOKS in range(41, 48) and D.P_PP0 + D.N_PP - 1 <= 47
+    # the protocol's own parameters: one block after the core's slots, declared per family
+    assert D.N_PAR == D.PROTOCOL_BLOCK + D.PROTOCOL_SLOTS
+    for mod in registry.REGISTERED:
+        fam = importlib.import_module(mod)
+        for m in [fam] + [v for v in vars(fam).values() if isinstance(v, types.ModuleType)]:
+            slots = [v for k, v in vars(m).items() if k.startswith("P_") and k not in vars(D)]
+            assert all(D.PROTOCOL_BLOCK <= s < D.N_PAR for s in slots), m.__name__
 
 
 def test_protocol_fields_come_from_the_registry_with_bounds():

@@ -10,7 +10,7 @@ import pytest
 from extoll_vec.config import from_dict
 from extoll_vec.engine import Batch, run_batch
 from extoll_vec.errors import ConfigError
-from extoll_vec.protocols.rdrp import CN_CREDITS, audit
+from extoll_vec.protocols.portals.rdrp import CN_CREDITS, audit
 
 DF = {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}          # 9 groups, 72 nodes
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from extoll_vec.analysis.extoll_common import label, measured_us, overheads
+from extoll_vec.analysis.extoll.common import label, measured_us, overheads
 from extoll_vec.dtypes import OP_COMPUTE
 from extoll_vec.engine import cycles, simulate
 from extoll_vec.examples import get_example
@@ -120,7 +120,7 @@ def test_patterns_note_says_when_no_mailbox_reaches_five_percent():
     """extoll_patterns names, per pattern, the slots per process from which each protocol stays
     under 5 %; a protocol that never does is reported as not reaching it by the largest size
     (mailboxes of 4 and 5 slots per process cost far more than 5 % in the 16-rank alltoall)."""
-    from extoll_vec.analysis.extoll_dynamic import extoll_patterns
+    from extoll_vec.analysis.extoll.dynamic import extoll_patterns
     cfgs = [_tiny()] + [_tiny(**{"protocol.name": "static", "protocol.mailbox_slots": 16 * s})
                         for s in (4, 5)]
     table = extoll_patterns(simulate(cfgs))

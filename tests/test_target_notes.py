@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 
-from extoll_vec.analysis.extoll_common import below_reference
-from extoll_vec.analysis.extoll_dynamic import gap
-from extoll_vec.analysis.extoll_imb import seed004_note
+from extoll_vec.analysis.extoll.common import below_reference
+from extoll_vec.analysis.extoll.dynamic import gap
+from extoll_vec.analysis.extoll.imb import seed004_note
 
 NAN = math.nan
 
@@ -44,7 +44,7 @@ def test_gap_is_dynamic_minus_static_where_both_ran():
 
 
 def test_flat_from_eq5_judges_within_two_combined_standard_errors():
-    from extoll_vec.analysis.extoll_static import _flat_from
+    from extoll_vec.analysis.extoll.static import _flat_from
 
     def pt(slots, over, se):    # static_rows' layout: [2] slots, [3] overhead, [9] its SE
         return ["alltoall-1024", 2, slots, over, 0.0, 0.0, 0.0, True, 0.0, se, 4]

@@ -472,10 +472,11 @@ def test_workload_modules_import_no_circle_and_no_private_names():
 
 
 def test_import_cycle_check_finds_a_circle(tmp_path):
-    """Negative control: a generator importing the dispatch back is caught."""
+    """Negative control: the registry importing a generator back (the generators import the
+    registry for their records; it imports them by name, lazily) is caught."""
     for path in WORKLOADS_DIR.glob("*.py"):
         (tmp_path / path.name).write_text(path.read_text())
-    multiphase = tmp_path / "multiphase.py"
-    multiphase.write_text(multiphase.read_text()
-                          + "\n\ndef _f():\n    from .build import build_program\n")
-    assert ["build", "multiphase", "build"] in import_cycles(workload_imports(tmp_path))
+    registry = tmp_path / "registry.py"
+    registry.write_text(registry.read_text() + "\n\ndef _f():\n    from .multiphase import multiphase\n")
+    assert any({"registry", "multiphase"} <= set(c)
+               for c in import_cycles(workload_imports(tmp_path)))

@@ -15,7 +15,8 @@ from ..errors import ConfigError, SimulationError
 from ..state import allocate
 from ..topology import build as build_topology
 from ..routing.deadlock import check_deadlock_free
-from ..workloads import build_program, skewed, snapshot_counts, synthetic_destinations
+from ..workloads import build_program, skewed, snapshot_counts
+from ..workloads.registry import workload
 from extoll_vec.kernels import progstats
 from extoll_vec.kernels.specialize import sim_for
 from .diagnostics import check_invariants, describe_error
@@ -102,8 +103,7 @@ class Batch:
             S.cr[b][(topo.neighbor < 0) & ~term] = 0
             S.nic_cr[b] = cfg.network.buffer_flits
             if synth:
-                S.syn_dest[b] = synthetic_destinations(cfg.workload.kind, topo.n_nodes, cfg.seed,
-                                                       cfg.shift_nodes)
+                S.syn_dest[b] = workload(cfg.workload.kind).destinations(topo.n_nodes, cfg)
             S.npar[b] = node_params(cfg, topo, sizes["KNP"])
             S.ej_sink[b] = sink_rates(cfg, topo.n_nodes)
             ptr, peer, real = tables[b]

@@ -1,5 +1,5 @@
 """The pair table (state.py: pair_ptr, pair_peer, pair_real; kernels/pairs.py looks pairs
-up): which pairs of ranks get per-pair state (fc, ux_head, ux_tail). Issue 23, item 3.
+up): which pairs of ranks get per-pair state (fc, ux_head, ux_tail).
 
 A pair (x, y) is in the table when x sends to y or y sends to x, or either posts a receive
 naming the other (workloads.message_counts, loops unrolled): both directions, since control
@@ -11,12 +11,10 @@ or in a rerun at full size (exact=True, after ERR_SPARE).
 
 A protocol that keeps state about every sender (Protocol.every_pair: EXTOLL dynamic, whose
 activity lists hold every other process and whose Eq. 6 steals from idle senders) gets spare
-entries after a row's peers, one per idle sender it may steal from (kernels/pairs.py): at most
-one per steal, a steal at most one per monitoring point, which comes every credit_slots + 1
-thresholds of one sender, each threshold after at least one retrieved packet, so a row gets
-min(idle senders, 2 * (packets into the rank) // (credit_slots + 1) + 2) (the 2: control
-packets retrieved count too; a row that runs out raises ERR_SPARE and the batch is run again
-with dense tables, engine/batch.py). Entries beyond the member's pairs are unused; the last
+entries after a row's peers for the idle senders it may steal from (kernels/pairs.py): as many
+as its Protocol.spare_entries gives for the packets into the rank, at most one per idle sender
+(a row that runs out raises ERR_SPARE and the batch is run again with dense tables,
+engine/batch.py). Entries beyond the member's pairs are unused; the last
 entry of the batch's table is the sink that a lookup of a missing pair returns (ERR_PAIR).
 """
 from __future__ import annotations
@@ -42,7 +40,8 @@ def pair_table(cfg, prog, snapshots: int = 0, packets_in: np.ndarray | None = No
     nr = prog.n_ranks if prog is not None else 0
     if nr == 0:
         return np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64)
-    every = protocol(cfg.protocol.name).every_pair
+    proto = protocol(cfg.protocol.name)
+    every = proto.every_pair
     if exact or snapshots > 0 or (every and packets_in is None):
         return dense_rows(nr)
     src, dst, _sent, _recv, _any = message_counts(prog)
@@ -60,8 +59,7 @@ def pair_table(cfg, prog, snapshots: int = 0, packets_in: np.ndarray | None = No
     spare = np.zeros(nr, np.int64)
     if every:
         idle = np.where(others >= nr - 1, 0, nr - 1 - others)
-        c = cfg.protocol.credit_slots
-        spare = np.minimum(idle, 2 * np.asarray(packets_in, np.int64) // (c + 1) + 2)
+        spare = np.minimum(idle, proto.spare_entries(cfg, np.asarray(packets_in, np.int64)))
     ptr = np.zeros(nr + 1, np.int64)
     ptr[1:] = np.cumsum(real + spare)
     peer = np.full(int(ptr[-1]), -1, np.int32)

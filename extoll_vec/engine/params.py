@@ -11,6 +11,8 @@ from .. import dtypes as D
 from ..config import RunConfig
 from ..protocols.registry import hook_mask, protocol
 from ..routing.registry import kernel_id as routing_id
+from ..topology.registry import kind as topology_kind
+from ..workloads.registry import workload
 from ..state import Topo
 
 
@@ -25,7 +27,7 @@ def topo_arrays(topo, cfg: RunConfig) -> Topo:
     rpn = cfg.mpi.ranks_per_node
     nr = cfg.n_ranks
     t = cfg.topology
-    geo = (t.p, t.a, t.h, t.n_groups) if t.kind == "dragonfly" else (0, 0, 0, 0)
+    geo = topology_kind(t.kind).geo(t)
     return Topo(topo.neighbor, topo.neighbor_port, topo.terminal_node, topo.node_router,
                 topo.node_port, topo.route_port.astype(np.int16), topo.vc_next,
                 (np.arange(nr, dtype=np.int32) // rpn).astype(np.int32),
@@ -79,7 +81,8 @@ def member_params(cfg: RunConfig, mailbox: int) -> np.ndarray:
     p[D.P_CHUNK] = cfg.mpi.chunk_bytes if chunked else 0
     p[D.P_RNDV_WRITE] = int(cfg.mpi.rendezvous == "write")
     p[D.P_GETS] = cfg.mpi.outstanding_gets if chunked else 1
-    p[D.P_SYNTH] = {"uniform": 1, "permutation": 2, "shift": 2, "pairwise": 2}.get(w.kind, 0)
+    kind = workload(w.kind)   # network-only traffic: a random node per packet (1) or a table (2)
+    p[D.P_SYNTH] = 0 if not kind.synthetic else 1 if kind.random_per_packet else 2
     # Bernoulli injection: w.injection_rate flits per node per cycle in packets of packet_flits
     p[D.P_GEN_P32] = min(1 << 32, int(round(w.injection_rate / w.packet_flits * 2**32)))
     p[D.P_SYN_FLITS] = w.packet_flits

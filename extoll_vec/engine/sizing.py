@@ -23,6 +23,8 @@ from extoll_vec.kernels import host
 from extoll_vec.kernels.fc_fields import PAIR_FIELDS
 from extoll_vec.kernels.specialize import kernel_family
 from ..protocols.registry import protocol
+from ..topology.registry import kind as topology_kind
+from ..workloads.registry import workload
 
 NONE_MAILBOX_CAP = 1 << 16   # slots: the "unlimited" mailbox of protocol none holds this many
 
@@ -30,8 +32,8 @@ NONE_MAILBOX_CAP = 1 << 16   # slots: the "unlimited" mailbox of protocol none h
 def shape_key(cfg: RunConfig) -> tuple:
     """Configs with equal keys have equal array shapes and run in one batch."""
     t = cfg.topology
-    return (t.kind, t.dims if t.kind in ("mesh", "torus") else (), t.p, t.a, t.h, t.n_groups,
-            t.cube_dim, cfg.n_ranks, cfg.network.vcs, cfg.workload.synthetic)
+    return ((t.kind,) + tuple(getattr(t, f) for f in topology_kind(t.kind).fields)
+            + (cfg.n_ranks, cfg.network.vcs, cfg.workload.synthetic))
 
 
 def batch_key(cfg: RunConfig) -> tuple:
@@ -223,16 +225,8 @@ class TopoShape(NamedTuple):
 def topology_shape(t: TopologyConfig) -> TopoShape:
     """Routers, ports per router and nodes of t, by arithmetic (topology/*.py build them so:
     tests/test_bad_input_config.py compares the two)."""
-    if t.kind in ("mesh", "torus"):
-        r = math.prod(t.dims)
-        return TopoShape(r, 1 + 2 * len(t.dims), r)
-    if t.kind == "dragonfly":
-        r = t.a * t.n_groups
-        return TopoShape(r, t.p + t.a - 1 + t.h, r * t.p)
-    if t.kind == "crossbar":
-        return TopoShape(1, t.p, t.p)
-    r = 1 << t.cube_dim
-    return TopoShape(r, t.p + t.cube_dim, r * t.p)
+    k = topology_kind(t.kind)
+    return TopoShape(k.routers(t), k.ports(t), k.nodes(t))
 
 
 def _program_rows(cfg: RunConfig) -> int:
@@ -240,14 +234,10 @@ def _program_rows(cfg: RunConfig) -> int:
     of a group of n sends n-1 messages and receives n-1, workloads/collectives.alltoall_rows),
     else one row per rank. The O(ranks**2) programs are the ones that matter."""
     w = cfg.workload
-    if w.synthetic or w.kind == "program":
+    rec = workload(w.kind)
+    if rec.synthetic:
         return 0
-    if w.kind == "alltoall":
-        gs = w.group_size or w.ranks // max(w.groups, 1)
-        return max(w.ranks, w.groups * gs * 2 * max(gs - 1, 0))
-    if w.kind == "multiphase":
-        return max(w.ranks, sum(n * 2 * max(n - 1, 0) for n in w.phase_ranks))
-    return w.ranks
+    return rec.rows(cfg) if rec.rows is not None else w.ranks
 
 
 def least_figures(cfg: RunConfig) -> ProgramFigures:
@@ -255,23 +245,15 @@ def least_figures(cfg: RunConfig) -> ProgramFigures:
     messages (and eager packets) the busiest rank of an alltoall or multiphase run receives,
     the snapshots of a multiphase run; 0 for the rest."""
     from ..workloads import snapshot_count
-    w, msgs = cfg.workload, 0
-    pairs, peers = (0, 0) if w.synthetic else (2, 1)   # the pair table (engine/pairs.py)
-    if w.kind == "alltoall":
-        gs = w.group_size or w.ranks // max(w.groups, 1)
-        msgs = max(gs - 1, 0) * (w.iterations + w.warmup)
-        pairs, peers = w.groups * gs * max(gs - 1, 0), max(gs - 1, 0)
-    elif w.kind == "multiphase":
-        msgs = sum(max(n - 1, 0) for n in w.phase_ranks) * w.iterations
-        n = max(w.phase_ranks)
-        pairs, peers = n * (n - 1), n - 1
+    w, rec = cfg.workload, workload(cfg.workload.kind)
+    # messages into the busiest rank and the pair table (engine/pairs.py), as the kind knows
+    msgs, pairs, peers = (0, 0, 0) if rec.synthetic else (
+        rec.figures(cfg) if rec.figures is not None else (0, 2, 1))
     m = cfg.mpi
     per = message_packets(w.message_bytes, m.header_bytes, m.velo_payload, m.eager_threshold)
     snaps = snapshot_count(cfg)
     if cfg.n_ranks and snaps:
         pairs = peers = None    # the dense table
-    elif w.kind == "program":
-        pairs = peers = 0       # hand-written programs: not known before they are built
     return ProgramFigures(0, 0, msgs, msgs * per, snaps, pairs, peers, ring_slots(msgs * per))
 
 

@@ -18,22 +18,22 @@ import ast
 import importlib
 import importlib.util
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import dtypes as D
 
-# The record modules, in order (their `declares` become ProtocolConfig's fields in this order).
-# Adding a protocol adds one line here.
+# The protocol families, in order: one package each (protocols/<family>/), exposing PROTOCOLS,
+# its records (their `declares` become ProtocolConfig's fields in this order). A family is
+# also the unit of a kernel build (kernels/specialize.py). Adding a family adds one line here.
 REGISTERED = (
-    "extoll_vec.protocols.extoll",     # none, backpressure, window, static, dynamic
-    "extoll_vec.protocols.capped",     # the seams' test protocol (kernels/proto_capped.py)
-    "extoll_vec.protocols.fecn",       # seed 001's FECN/BECN (kernels/proto_fecn.py)
-    "extoll_vec.protocols.rdrp",       # seed 001's RDRP at network level (kernels/proto_rdrp.py)
-    "extoll_vec.protocols.infiniband",  # seed 003's MPI over IB schemes (kernels/proto_ib.py)
-    "extoll_vec.protocols.lfc",        # seed 002's NI-level credits (kernels/proto_lfc.py)
-    "extoll_vec.protocols.fmmc",       # seed 002's FM/MC comparison (kernels/proto_fmmc.py)
+    "extoll_vec.protocols.extoll",      # none, backpressure, window, static, dynamic
+    "extoll_vec.protocols.capped",      # the seams' test protocol
+    "extoll_vec.protocols.portals",     # FECN/BECN and RDRP (Schneider et al.)
+    "extoll_vec.protocols.infiniband",  # MPI over InfiniBand's schemes (Liu and Panda)
+    "extoll_vec.protocols.lfc",         # LFC's NI-level credits and FM/MC (Bhoedjang et al.)
 )
 
 # hook name -> (arguments after the state, default body). The rank hooks (EXTOLL's) take
@@ -154,6 +154,11 @@ class Protocol:
     packet_fields: tuple[str, ...] = ()  # pk_pf int32 [B, NPK, PF] columns, in order
     params: Callable | None = None     # params(cfg, p): write its par slots (P_PP0.. or its own)
     audit: Callable = _no_problems     # audit(batch, b) -> problems of a finished member
+    spare_entries: Callable | None = None  # every_pair protocols: spare_entries(cfg, packets)
+                              # -> pair-table entries a rank keeps for idle senders, given the
+                              # eager packets into it (int or int64 array; engine/pairs.py)
+    describe: Callable | None = None   # describe(protocol section) -> the protocol's part of a
+                              # config line (None: its name and, if finite, its mailbox slots)
     outputs: dict[str, Output] = field(default_factory=dict)
 
 
@@ -199,6 +204,16 @@ def family(name: str) -> str:
     (kernels/specialize.py)."""
     registered()
     return _FAMILY[name]
+
+
+def describe(pc) -> str:
+    """The protocol's part of a config line (`extoll-vec run` and sweeps print it)."""
+    p = protocol(pc.name)
+    if p.describe is not None:
+        return p.describe(pc)
+    if p.mailbox != "finite":
+        return f"protocol {pc.name}"
+    return f"protocol {pc.name}, {pc.mailbox_slots} slots"
 
 
 def declared_params() -> list[tuple[Param, tuple[str, ...]]]:
@@ -272,7 +287,11 @@ def source_files() -> list[str]:
     """What the generated dispatch and the kernels compiled through it depend on besides
     kernels/*.py: the record modules (they may hold constants a hook module imports), this
     module, and hook modules outside kernels/ (kernels/__init__.py hashes them all)."""
-    out = [importlib.import_module(m).__file__ for m in REGISTERED] + [__file__]
+    out = [__file__]
+    for m in REGISTERED:   # a family's package: every module of its folder (slots, layouts)
+        f = Path(importlib.import_module(m).__file__)
+        out += sorted(str(p) for p in f.parent.glob("*.py")) if f.name == "__init__.py" \
+            else [str(f)]
     out += [hooks_file(p.hooks) for p in registered().values()
             if p.hooks and not p.hooks.startswith("extoll_vec.kernels.")]
     return out

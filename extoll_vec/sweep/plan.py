@@ -19,6 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from ..config import RunConfig
+from ..workloads.registry import workload
 
 DEFAULT_MAX_BATCH = 8
 DEFAULT_BATCH_MEMORY = 2 << 30          # bytes of simulation state per batch
@@ -87,7 +88,7 @@ def _sizes(cfg: RunConfig) -> dict[str, int]:
     from ..protocols.registry import protocol
     from ..workloads import snapshot_count
     pairs = peers = None        # the dense pair table (hand-written programs: not known here)
-    if cfg.n_ranks and cfg.workload.kind != "program":
+    if cfg.n_ranks and not workload(cfg.workload.kind).hand_written:
         _msgs, inbound, max_is, max_ir, pairs, peers = _program_figures(
             (cfg.topology, cfg.network, cfg.mpi, cfg.workload))
     else:
@@ -101,8 +102,8 @@ def _sizes(cfg: RunConfig) -> dict[str, int]:
         pairs = peers = None
     elif protocol(cfg.protocol.name).every_pair and pairs is not None and cfg.n_ranks:
         # the idle senders' spare entries (engine/pairs.py), at most one per other rank
-        nr, c = cfg.n_ranks, cfg.protocol.credit_slots
-        spare = min(nr - 1, 2 * pk_in // (c + 1) + 2)
+        nr = cfg.n_ranks
+        spare = min(nr - 1, int(protocol(cfg.protocol.name).spare_entries(cfg, pk_in)))
         pairs, peers = min(pairs + nr * spare, nr * nr), min(peers + spare, nr)
     fig = ProgramFigures(max_is, max_ir, inbound, pk_in, snaps, pairs, peers, ring_slots(pk_in))
     return state_sizes([cfg], _topology(cfg.topology), [fig])
@@ -123,7 +124,7 @@ def _estimate(cfg: RunConfig) -> Estimate:
     if w.synthetic:
         n = cfg.topology.n_nodes
         packets = int(w.injection_rate * n * (w.warmup_cycles + w.measure_cycles) / w.packet_flits)
-    elif w.kind == "program":
+    elif workload(w.kind).hand_written:
         packets = 0
     else:
         msgs = _program_figures((cfg.topology, cfg.network, cfg.mpi, cfg.workload))[0]

@@ -1,16 +1,19 @@
 """Router graphs and their deterministic deadlock-free routing tables.
 
-build(cfg) turns a TopologyConfig into a Topology (see base.py for the fields). Kinds:
-mesh/torus (mesh.py), dragonfly (dragonfly.py), crossbar and hypercube (switch.py).
+build(cfg) turns a TopologyConfig into a Topology (see base.py for the fields). Kinds are
+registered (registry.py): mesh/torus (mesh.py), dragonfly (dragonfly.py), crossbar and
+hypercube (switch.py), ring (ring.py).
 """
 from __future__ import annotations
 
-from ..config import TopologyConfig
+from typing import TYPE_CHECKING
+
 from .base import (Topology, diameter, node_pair_at_hops, route_hops_table, route_path,
                    router_hops)
-from .dragonfly import build_dragonfly
-from .mesh import build_mesh
-from .switch import build_crossbar, build_hypercube
+from .registry import kind
+
+if TYPE_CHECKING:   # config.py imports the registry: no import of config at run time here
+    from ..config import TopologyConfig
 
 __all__ = ["Topology", "build", "router_hops", "node_pair_at_hops", "diameter",
            "route_hops_table", "route_path"]
@@ -19,10 +22,4 @@ __all__ = ["Topology", "build", "router_hops", "node_pair_at_hops", "diameter",
 def build(cfg: TopologyConfig) -> Topology:
     """Validate cfg (ConfigError names the topology.* field) and build its tables."""
     cfg.validate("topology")
-    if cfg.kind in ("mesh", "torus"):
-        return build_mesh(cfg.dims, torus=cfg.kind == "torus")
-    if cfg.kind == "dragonfly":
-        return build_dragonfly(cfg.p, cfg.a, cfg.h, cfg.n_groups)
-    if cfg.kind == "crossbar":
-        return build_crossbar(cfg.p)
-    return build_hypercube(cfg.p, cfg.cube_dim)
+    return kind(cfg.kind).build(cfg)

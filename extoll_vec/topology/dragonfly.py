@@ -33,6 +33,7 @@ import numpy as np
 
 from ..dtypes import PORT_GLOBAL, PORT_LOCAL, PORT_TERMINAL
 from .base import Topology, finish
+from .registry import TopologyKind
 
 
 def global_partner(c: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray]:
@@ -101,3 +102,21 @@ def _minimal_routes(p, a, h, g, grp, idx) -> np.ndarray:
     own = n // p
     route[own, n] = n % p                             # at the node's own router: terminal port
     return route
+
+
+def _check(t, pre, check) -> None:
+    check(t.groups == 0 or 2 <= t.groups <= t.a * t.h + 1, f"{pre}.groups",
+          f"0 (= a*h+1) or 2..{t.a * t.h + 1}", t.groups)
+
+
+KINDS = (
+    TopologyKind(
+        "dragonfly", fields=("p", "a", "h", "groups", "local_latency", "global_latency"),
+        build=lambda t: build_dragonfly(t.p, t.a, t.h, t.n_groups),
+        routers=lambda t: t.a * t.n_groups, nodes=lambda t: t.p * t.a * t.n_groups,
+        ports=lambda t: t.p + t.a - 1 + t.h,
+        describe=lambda t: f"dragonfly p={t.p} a={t.a} h={t.h} groups={t.n_groups}",
+        check=_check, geo=lambda t: (t.p, t.a, t.h, t.n_groups),
+        group_nodes=lambda t: t.p * t.a,
+        link_latencies=lambda t, link: (t.local_latency, t.global_latency)),
+)

@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from .base import Topology, finish
+from .registry import TopologyKind
 
 TERMINAL = 0
 
@@ -103,3 +104,31 @@ def _dimension_order_routes(coords: np.ndarray, dims: tuple[int, ...], torus: bo
         port = table[coords[:, d][:, None], coords[:, d][None, :]]
         np.copyto(route, port, where=port != TERMINAL)
     return route.astype(np.int32)
+
+
+def _check_dims(t, pre, check) -> None:
+    check(math.prod(t.dims) >= 2, f"{pre}.dims",
+          "1 to 4 integer radices >= 1 with at least 2 routers", list(t.dims))
+
+
+def _check_mesh(t, pre, check) -> None:
+    _check_dims(t, pre, check)
+    check(t.p == 1, f"{pre}.p", "1 (one node per router on meshes and tori)", t.p)
+
+
+def _check_torus(t, pre, check) -> None:
+    _check_dims(t, pre, check)
+    check(all(d >= 3 or d == 1 for d in t.dims), f"{pre}.dims",
+          "torus radices >= 3 (a radix of 2 is a mesh)", list(t.dims))
+    check(t.p == 1, f"{pre}.p", "1 (one node per router on meshes and tori)", t.p)
+
+
+def _record(name: str, torus: bool, check) -> TopologyKind:
+    return TopologyKind(
+        name, fields=("dims",), build=lambda t: build_mesh(t.dims, torus=torus),
+        routers=lambda t: math.prod(t.dims), nodes=lambda t: math.prod(t.dims),
+        ports=lambda t: 1 + 2 * len(t.dims), describe=lambda t: f"{name} {'x'.join(map(str, t.dims))}",
+        check=check, size_field="dims")
+
+
+KINDS = (_record("mesh", False, _check_mesh), _record("torus", True, _check_torus))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Topology, finish
+from .registry import TopologyKind
 
 
 def build_crossbar(p: int) -> Topology:
@@ -46,3 +47,21 @@ def build_hypercube(p: int, D: int) -> Topology:
     return finish("hypercube", 1, neighbor, neighbor_port, terminal_node,
                   node_router=n // p, node_port=n % p, route_port=route,
                   vc_next=np.zeros((R, P, P, 1), dtype=np.int8), coords=coords)
+
+
+def _check_crossbar(t, pre, check) -> None:
+    check(t.p >= 2, f"{pre}.p", "crossbar needs >= 2 nodes", t.p)
+
+
+KINDS = (
+    TopologyKind("crossbar", fields=("p",), build=lambda t: build_crossbar(t.p),
+                 routers=lambda t: 1, nodes=lambda t: t.p, ports=lambda t: t.p,
+                 describe=lambda t: f"crossbar {t.p} nodes", check=_check_crossbar,
+                 size_field="p"),
+    TopologyKind("hypercube", fields=("p", "cube_dim"),
+                 build=lambda t: build_hypercube(t.p, t.cube_dim),
+                 routers=lambda t: 1 << t.cube_dim, nodes=lambda t: t.p * (1 << t.cube_dim),
+                 ports=lambda t: t.p + t.cube_dim,
+                 describe=lambda t: f"hypercube 2^{t.cube_dim} switches x {t.p} nodes",
+                 size_field="p"),
+)

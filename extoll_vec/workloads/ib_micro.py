@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .common import int_arg, pingpong_body, timed_loops
 from .program import Program, ProgramBuilder
+from .registry import Workload, ranks_at_least
 
 REPLY_BYTES = 4
 
@@ -56,3 +57,14 @@ def bandwidth_program(n_ranks: int, message_bytes: int, window: int, iterations:
     kind = "blocking" if blocking else "non-blocking"
     return b.build(f"bandwidth ({kind}): rank 0 -> 1, window {window} x {message_bytes} B "
                    f"x {iterations}")
+
+
+WORKLOADS = (
+    Workload("latency", program=lambda cfg: latency_program(
+                 cfg.workload.ranks, cfg.workload.message_bytes, cfg.workload.iterations,
+                 cfg.workload.warmup), check=ranks_at_least(2)),
+    Workload("bandwidth", program=lambda cfg: bandwidth_program(
+                 cfg.workload.ranks, cfg.workload.message_bytes, cfg.workload.window,
+                 cfg.workload.iterations, cfg.workload.blocking, cfg.workload.warmup),
+             check=ranks_at_least(2), owns=("window", "blocking")),
+)

@@ -62,12 +62,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import IMB_BENCHMARKS
 from ..dtypes import OP_ENDLOOP, OP_LOOP, OP_MARK
 from . import mpi_coll as C
 from . import mpi_rooted as T
 from .common import MARK_DONE, MARK_START, int_arg
 from .program import Program, assemble
+from .registry import Workload, ranks_at_least
+
+IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast",
+                  "Barrier", "Alltoall", "Alltoallv", "Allgather", "Allgatherv", "Gather",
+                  "Scatter", "Scatterv", "Gatherv", "Reduce_scatter")
 
 ROOTED = ("Reduce", "Bcast", "Gather", "Scatter", "Gatherv", "Scatterv")
 
@@ -138,3 +142,11 @@ def imb_program(n_ranks: int, benchmark: str, message_bytes: int, iterations: in
     head = [np.concatenate([warm[r], bar[r]]) if warmup else warm[r] for r in range(n)]
     ranks = [np.concatenate([head[r], bar[r], start, body[r], done, bar[r]]) for r in range(n)]
     return assemble(ranks, f"imb {benchmark} ({algo}): {n} ranks, {nbytes} B x {iterations}")
+
+
+WORKLOADS = (
+    Workload("imb", program=lambda cfg: imb_program(
+                 cfg.workload.ranks, cfg.workload.benchmark, cfg.workload.message_bytes,
+                 cfg.workload.iterations, cfg.workload.warmup),
+             check=ranks_at_least(2), detail=lambda cfg: f", {cfg.workload.benchmark}"),
+)

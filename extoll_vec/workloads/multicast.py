@@ -20,7 +20,8 @@ the readings (gaps G28-G30 of docs/reproduction/myrinet_lfc.md):
 from __future__ import annotations
 
 from .common import MARK_DONE, MARK_START, int_arg
-from .program import Program, ProgramBuilder
+from .program import Program, ProgramBuilder, check_group_size
+from .registry import Workload, ranks_at_least
 
 
 def _args(n_ranks, group, nbytes, iterations, warmup):
@@ -85,3 +86,24 @@ def mcast_alltoall(n_ranks: int, group: int, nbytes: int, iterations: int) -> Pr
         b.waitall(r)
         b.mark(r, MARK_DONE)
     return b.build(f"mcast_alltoall: ranks 0..{group - 1} each {iterations} x {nbytes} B")
+
+
+# ---- registered kinds (registry.py) -----------------------------------------------------------
+def _check(w, pre, check) -> None:
+    ranks_at_least(2)(w, pre, check)
+    check_group_size(w, pre, check)
+
+
+def _group(cfg) -> int:
+    return cfg.workload.group_size
+
+
+WORKLOADS = (
+    Workload("mcast_latency", multicast=True, check=_check, program=lambda cfg: mcast_latency(
+        cfg.workload.ranks, _group(cfg), cfg.workload.message_bytes, cfg.workload.warmup)),
+    Workload("mcast_blast", multicast=True, check=_check, program=lambda cfg: mcast_blast(
+        cfg.workload.ranks, _group(cfg), cfg.workload.message_bytes, cfg.workload.iterations,
+        cfg.workload.warmup)),
+    Workload("mcast_alltoall", multicast=True, check=_check, program=lambda cfg: mcast_alltoall(
+        cfg.workload.ranks, _group(cfg), cfg.workload.message_bytes, cfg.workload.iterations)),
+)

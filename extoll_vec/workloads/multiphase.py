@@ -37,6 +37,7 @@ from ..dtypes import MAX_MARKS, OP_ENDLOOP, OP_LOOP, OP_MARK, OP_SNAPSHOT
 from .collectives import alltoall_rows, barrier_rows
 from .common import MARK_DONE, MARK_START, int_arg
 from .program import Program, assemble
+from .registry import Workload
 
 PAPER_PHASES = (1024, 256, 512, 1024, 512, 256, 1024)
 
@@ -82,3 +83,30 @@ def multiphase(n_ranks: int, phases: Sequence[int] | None, message_bytes: int,
     sizes = ", ".join(str(q) for q in phases)
     return assemble(ranks, f"multiphase: alltoalls over ranks [0, n) for n = {sizes} of {n}, "
                            f"{iterations} each, {message_bytes} B, barrier of all after each")
+
+
+# ---- registered kind (registry.py) ------------------------------------------------------------
+def _check(w, pre, check) -> None:
+    check(len(w.phases) > 0 or w.ranks >= 8, f"{pre}.ranks",
+          ">= 8 for the default phases (ranks/4 >= 2)", w.ranks)
+    check(all(2 <= n <= w.ranks for n in w.phases), f"{pre}.phases",
+          f"ranks per phase in 2..ranks ({w.ranks}); empty = the paper's phases", list(w.phases))
+
+
+def _figures(cfg) -> tuple[int, int, int]:
+    w = cfg.workload
+    n = max(w.phase_ranks)
+    return sum(max(k - 1, 0) for k in w.phase_ranks) * w.iterations, n * (n - 1), n - 1
+
+
+WORKLOADS = (
+    Workload("multiphase", program=lambda cfg: multiphase(
+                 cfg.workload.ranks, cfg.workload.phase_ranks, cfg.workload.message_bytes,
+                 cfg.workload.iterations),
+             check=_check, figures=_figures,
+             # one snapshot before every alltoall of rank 0 (section 7.3)
+             snapshots=lambda cfg: len(cfg.workload.phase_ranks) * cfg.workload.iterations,
+             rows=lambda cfg: max(cfg.workload.ranks, sum(n * 2 * max(n - 1, 0)
+                                                          for n in cfg.workload.phase_ranks)),
+             detail=lambda cfg: f", phases {'/'.join(str(n) for n in cfg.workload.phase_ranks)}"),
+)

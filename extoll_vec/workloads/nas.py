@@ -12,11 +12,19 @@ communication runs outside them, since Table 1 counts every message of the run).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .nas_apps import bt_blocks, lu_blocks, sp_blocks
 from .nas_kernels import cg_blocks, ft_blocks, is_blocks, mg_blocks
 from .program import Program, assemble, sends
+from .registry import Workload
+
+# The NAS Parallel Benchmarks' class A communication skeletons (Liu and Panda, sec. 6.3) and the
+# rank counts each runs on: powers of 2, and squares for SP and BT
+NAS_BENCHMARKS = ("IS", "FT", "LU", "CG", "MG", "SP", "BT")
+NAS_SQUARE = ("SP", "BT")
 
 # Table 1 of seed 003 (messages per process, static scheme) counts a rendezvous as three
 # messages: the request and the finish message its sender writes, the reply its receiver does
@@ -48,3 +56,30 @@ def messages_per_rank(prog: Program, eager_max: int) -> np.ndarray:
     return (eager + RNDV_MESSAGES_SENT * np.bincount(rank[big], mult[big], minlength=n)
             + RNDV_MESSAGES_RECEIVED * np.bincount(dst[big], mult[big], minlength=n))
 
+
+# ---- registered kind (registry.py) ------------------------------------------------------------
+def _check(w, pre, check) -> None:
+    r = w.ranks
+    if w.nas in NAS_SQUARE:
+        check(math.isqrt(r) ** 2 == r and r >= 4, f"{pre}.ranks",
+              "a square number >= 4 for SP and BT", r)
+    elif w.nas == "MG":   # class A MG: no rank without points
+        check(2 <= r <= 8 and r & (r - 1) == 0, f"{pre}.ranks", "a power of 2 from 2 to 8 for "
+              "MG (on more, class A's coarsest grids leave ranks without points)", r)
+    else:
+        check(r >= 2 and r & (r - 1) == 0, f"{pre}.ranks", f"a power of 2 >= 2 for {w.nas}", r)
+
+
+def _describe(cfg) -> str:
+    w = cfg.workload
+    steps = f"{w.nas_iterations} time steps" if w.nas_iterations else "class A"
+    line = f"NAS {w.nas} {w.ranks} ranks ({cfg.mpi.ranks_per_node}/node), {steps}"
+    return line + (f", compute x{w.compute_scale:g}" if w.compute_scale != 1 else "")
+
+
+WORKLOADS = (
+    Workload("nas", program=lambda cfg: nas_program(
+                 cfg.workload.nas, cfg.workload.ranks, cfg.workload.nas_iterations or None,
+                 cfg.workload.compute_scale),
+             check=_check, describe=_describe, owns=("nas", "nas_iterations", "compute_scale")),
+)

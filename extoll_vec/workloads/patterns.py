@@ -1,12 +1,15 @@
 """Workload generators (EXTOLL paper, sections 5.3 and 7.2) and synthetic traffic destinations."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..dtypes import OP_ENDLOOP, OP_LOOP, OP_MARK
 from .collectives import alltoall_rows, barrier_rows
 from .common import MARK_DONE, MARK_START, int_arg, pingpong_body, timed_loops
 from .program import Program, ProgramBuilder, assemble_blocks
+from .registry import Workload
 
 
 def multi_pingpong(n_ranks: int, ranks_per_node: int, src_node: int, dst_node: int, pairs: int,
@@ -143,3 +146,76 @@ def slow_nodes(n_nodes: int, count: int, seed: int) -> np.ndarray:
     independent draws and the same seed gives the same nodes."""
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), 0x5105])))
     return np.sort(rng.choice(int(n_nodes), size=int(count), replace=False)).astype(np.int32)
+
+
+# ---- registered kinds (registry.py) -----------------------------------------------------------
+def _pingpong_program(cfg) -> Program:
+    from ..topology import build, node_pair_at_hops   # builds the machine: only when it runs
+    w = cfg.workload
+    src, dst = node_pair_at_hops(build(cfg.topology), w.hops)
+    prog = multi_pingpong(w.ranks, cfg.mpi.ranks_per_node, int(src), int(dst), w.pairs,
+                          w.message_bytes, w.iterations, w.warmup)
+    return dataclasses.replace(prog, description=f"{prog.description} ({w.hops} hop(s))")
+
+
+def _pingpong_pairs(cfg, check) -> None:
+    w = cfg.workload
+    check(w.pairs <= cfg.mpi.ranks_per_node, "workload.pairs",
+          f"<= ranks per node ({cfg.mpi.ranks_per_node})", w.pairs)
+
+
+def _group_size(w) -> int:
+    return w.group_size or w.ranks // max(w.groups, 1)
+
+
+def _check_groups(w, pre, check) -> None:
+    gs = w.group_size or w.ranks // w.groups
+    check(gs >= 2 and gs * w.groups <= w.ranks, f"{pre}.group_size",
+          f"groups x group_size <= ranks ({w.ranks}) and group_size >= 2", gs)
+
+
+def _alltoall_rows(cfg) -> int:
+    w, gs = cfg.workload, _group_size(cfg.workload)
+    return max(w.ranks, w.groups * gs * 2 * max(gs - 1, 0))
+
+
+def _alltoall_figures(cfg) -> tuple[int, int, int]:
+    w, gs = cfg.workload, _group_size(cfg.workload)
+    return (max(gs - 1, 0) * (w.iterations + w.warmup), w.groups * gs * max(gs - 1, 0),
+            max(gs - 1, 0))
+
+
+def _alltoall_detail(cfg) -> str:
+    w = cfg.workload
+    return f", {w.groups} groups of {_group_size(w)}" if w.groups > 1 or w.group_size else ""
+
+
+def _table(kind: str):
+    return lambda n, cfg: synthetic_destinations(kind, n, cfg.seed, cfg.shift_nodes)
+
+
+def _shift_not_identity(cfg, check) -> None:
+    n = cfg.topology.n_nodes
+    check(cfg.shift_nodes % n != 0, "workload.shift",
+          f"a shift that is not a multiple of the {n} nodes (0: default)", cfg.workload.shift)
+
+
+def _even_nodes(cfg, check) -> None:
+    n = cfg.topology.n_nodes
+    check(n % 2 == 0, "workload.kind",
+          f"a kind other than pairwise on an odd number of nodes ({n})", cfg.workload.kind)
+
+
+WORKLOADS = (
+    Workload("multi_pingpong", program=_pingpong_program, check_run=_pingpong_pairs,
+             detail=lambda cfg: f", {cfg.workload.pairs} pairs {cfg.workload.hops} hops"),
+    Workload("alltoall", program=lambda cfg: alltoall_groups(
+                 cfg.workload.ranks, cfg.workload.groups, cfg.workload.group_size,
+                 cfg.workload.message_bytes, cfg.workload.iterations, cfg.workload.warmup),
+             check=_check_groups, rows=_alltoall_rows, figures=_alltoall_figures,
+             detail=_alltoall_detail),
+    Workload("permutation", destinations=_table("permutation")),
+    Workload("uniform", destinations=_table("uniform"), random_per_packet=True),
+    Workload("shift", destinations=_table("shift"), check_run=_shift_not_identity),
+    Workload("pairwise", destinations=_table("pairwise"), check_run=_even_nodes),
+)

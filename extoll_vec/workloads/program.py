@@ -24,6 +24,7 @@ import numpy as np
 from ..dtypes import (ANY_SOURCE, MAX_LOOP_DEPTH, MAX_MARKS, N_OPS, OP_COMPUTE, OP_END, OP_ENDLOOP,
                       OP_IMCAST, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_MCAST, OP_NAMES, OP_RECV,
                       OP_SEND, OP_SNAPSHOT, OP_WAITALL)
+from .registry import Workload
 
 I32_MAX = 2**31 - 1
 _MULT_MAX = 2**62  # cap on the product of nested loop counts (int64 counting stays exact)
@@ -620,3 +621,16 @@ def check_balanced(prog: Program) -> None:
         raise ValueError(f"unbalanced: rank {d} posts {int(anyc[d])} ANY_SOURCE receive(s) but "
                          f"{int(unclaimed[d])} message(s) sent to it are not matched by a "
                          f"specific receive")
+
+
+# ---- registered kind (registry.py): programs written by hand ----------------------------------
+def check_group_size(w, pre, check) -> None:
+    """The multicast group, ranks 0..group_size-1 (0: every rank)."""
+    check(w.group_size == 0 or 2 <= w.group_size <= w.ranks, f"{pre}.group_size",
+          f"0 (every rank) or 2..{w.ranks} (the ranks)", w.group_size)
+
+
+WORKLOADS = (
+    Workload("program", hand_written=True, check=check_group_size, rows=lambda cfg: 0,
+             figures=lambda cfg: (0, 0, 0)),
+)

@@ -1,0 +1,1 @@
+"""The EXTOLL papers' targets (docs/reproduction/extoll.md, extoll_conference.md)."""

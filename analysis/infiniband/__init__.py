@@ -1,0 +1,1 @@
+"""Liu and Panda's targets (docs/reproduction/infiniband.md, nas_skeletons.md)."""

@@ -1,0 +1,1 @@
+"""The seams' test protocol's hooks (protocols/capped/)."""

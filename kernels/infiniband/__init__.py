@@ -1,0 +1,1 @@
+"""The InfiniBand schemes' hooks (protocols/infiniband/): hardware, static and dynamic."""
