@@ -33,6 +33,8 @@ def test_a_stale_block_is_caught_and_regenerated(tmp_path, capsys):
     """Negative control: change a number in a copy's CSV; --check fails naming the file, a
     plain run rewrites the block, and then --check passes."""
     shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    if (ROOT / "lab").is_dir():      # the lab record: its pages and the data docs/ reads
+        shutil.copytree(ROOT / "lab", tmp_path / "lab")
     (tmp_path / "benchmarks").mkdir()
     shutil.copy(ROOT / "benchmarks" / "results.jsonl", tmp_path / "benchmarks")
     csv = tmp_path / "docs" / "data" / "extoll_table1.csv"
