@@ -10,9 +10,10 @@ comments::
 
 Kinds of block (paths are relative to the Markdown file):
 
-- ``table CSV [columns=a,b,...] [where=col:v1|v2] [digits=N] [notes]``: the CSV that a
+- ``table CSV [columns=a,b,...] [where=col:v1|v2[;col2:v]] [digits=N] [notes]``: the CSV that a
   target wrote (``extoll-vec tables NAME --out DIR``) as a Markdown table; ``columns`` picks
-  and orders columns, ``where`` keeps rows whose column has one of the values, ``digits`` is
+  and orders columns, ``where`` keeps rows whose column has one of the values (conditions
+  joined by ``;`` must all hold: ``where=view:in;alltoall:39|119``), ``digits`` is
   the significant digits of non-integral floats (4); ``notes`` appends the lines of
   ``NAME.notes.txt`` beside the CSV (the target's reading of its table), if present.
 - ``benchmarks NAME [last=N] [merge]``: the last N records (3) of benchmark ``NAME`` in
@@ -102,8 +103,8 @@ def table_block(csv_path: Path, opts: dict[str, str], where: str, root: Path) ->
     if missing:
         raise ConfigError(where, f"{csv_path.name} has no column {missing[0]!r}; it has "
                                  f"{', '.join(header)}")
-    if opts.get("where"):
-        col, _, vals = opts["where"].partition(":")
+    for cond in filter(None, opts.get("where", "").split(";")):
+        col, _, vals = cond.partition(":")
         if col not in header:
             raise ConfigError(where, f"{csv_path.name} has no column {col!r}")
         keep = set(vals.split("|"))
