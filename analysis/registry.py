@@ -10,7 +10,7 @@ is the target's), and ``FAMILY/REST.quick.yaml`` at reduced scale (``name: NAME_
 `extoll-vec tables NAME --out DIR` then runs that sweep into ``DIR/FAMILY_REST[.quick].zarr``
 (resuming it) and computes the target from it. sweeps/ holds nothing else but smoke.yaml
 (tests/test_sweep_tables.py checks it); variants of a target's sweep are ``--set`` commands
-(sweeps/variants.py).
+(lab/variants.yaml).
 
 Every target declares what it needs of a store (``@target(..., needs=...)``, required): a Needs
 saying which points (extoll_common.Points: protocols, workloads, reference runs), ANY_STORE

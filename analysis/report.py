@@ -1,6 +1,8 @@
-"""`extoll-vec docs [--check]`: regenerate the tables in docs/ from the data they report.
+"""`extoll-vec docs [--check]`: regenerate the tables in docs/ and lab/ from the data they
+report.
 
-A Markdown file under ``docs/`` (or README.md) marks a generated block with two comments::
+A Markdown file under ``docs/`` or ``lab/`` (or README.md) marks a generated block with two
+comments::
 
     <!-- generated: table data/extoll_table1.csv columns=credit_slots,eq1 digits=3 -->
     ...replaced on every run...
@@ -8,18 +10,19 @@ A Markdown file under ``docs/`` (or README.md) marks a generated block with two 
 
 Kinds of block (paths are relative to the Markdown file):
 
-- ``table CSV [columns=a,b,...] [where=col:v1|v2] [digits=N] [notes]``: the CSV that a
+- ``table CSV [columns=a,b,...] [where=col:v1|v2[;col2:v]] [digits=N] [notes]``: the CSV that a
   target wrote (``extoll-vec tables NAME --out DIR``) as a Markdown table; ``columns`` picks
-  and orders columns, ``where`` keeps rows whose column has one of the values, ``digits`` is
+  and orders columns, ``where`` keeps rows whose column has one of the values (conditions
+  joined by ``;`` must all hold: ``where=view:in;alltoall:39|119``), ``digits`` is
   the significant digits of non-integral floats (4); ``notes`` appends the lines of
   ``NAME.notes.txt`` beside the CSV (the target's reading of its table), if present.
 - ``benchmarks NAME [last=N] [merge]``: the last N records (3) of benchmark ``NAME`` in
   ``benchmarks/results.jsonl`` (written by ``python benchmarks/NAME.py --record``), each as a
   heading line (date, commit, machine, arguments) and its table; with ``merge``, one table
   of all their rows with the arguments as the first column.
-- ``variants PREFIX``: the recorded variants of ``sweeps/variants.py`` whose target starts with
-  PREFIX: each one's `extoll-vec sweep` and `extoll-vec tables` commands, its cost and the
-  notes of the spec file it replaced.
+- ``variants PREFIX``: the recorded variants of ``lab/variants.yaml`` (analysis/variants.py)
+  whose target starts with PREFIX: each one's `extoll-vec sweep` and `extoll-vec tables`
+  commands, its cost and the notes of the spec file it replaced.
 
 So a number in docs comes from a file a command wrote, and ``--check`` (run by the test suite)
 fails when a block is not what its data gives: the docs cannot go stale against the data.
@@ -100,8 +103,8 @@ def table_block(csv_path: Path, opts: dict[str, str], where: str, root: Path) ->
     if missing:
         raise ConfigError(where, f"{csv_path.name} has no column {missing[0]!r}; it has "
                                  f"{', '.join(header)}")
-    if opts.get("where"):
-        col, _, vals = opts["where"].partition(":")
+    for cond in filter(None, opts.get("where", "").split(";")):
+        col, _, vals = cond.partition(":")
         if col not in header:
             raise ConfigError(where, f"{csv_path.name} has no column {col!r}")
         keep = set(vals.split("|"))
@@ -167,19 +170,21 @@ def _wrapped(command: str) -> str:
     return " \\\n  ".join(lines)
 
 
-def variants_block(prefix: str, where: str) -> str:
-    from ..sweeps.variants import VARIANTS, sweep_command, tables_command
-    names = [n for n, v in VARIANTS.items() if v["target"].startswith(prefix)]
+def variants_block(root: Path, prefix: str, where: str) -> str:
+    from .variants import VARIANTS_FILE, load_variants, sweep_command, tables_command
+    variants = load_variants(root)
+    names = [n for n, v in variants.items() if v["target"].startswith(prefix)]
     if not names:
         raise ConfigError(where, f"no variant of a target starting with {prefix!r} in "
-                                 "sweeps/variants.py")
+                                 f"{VARIANTS_FILE}")
     parts = []
     for n in names:
-        v = VARIANTS[n]
+        v = variants[n]
         notes = "\n".join("> " + line if line else ">" for line in v["notes"].splitlines())
         parts.append(f"**`{n}`** (target `{v['target']}`, about {v['minutes']} minutes on 2 "
-                     f"workers)\n\n```sh\n{_wrapped(sweep_command(n))}\n"
-                     f"{tables_command(n)}\n```\n\nNotes of the spec file it replaces:\n\n"
+                     f"workers)\n\n```sh\n{_wrapped(sweep_command(variants, n))}\n"
+                     f"{tables_command(variants, n)}\n```\n\n"
+                     f"Notes of the spec file it replaces:\n\n"
                      f"{notes}\n")
     return "\n".join(parts)
 
@@ -203,7 +208,7 @@ def render(md_path: Path, root: Path) -> str:
             body = benchmarks_block(root, args[0], _options(args[1:], {"last", "merge"}, where),
                                     where)
         elif kind == "variants" and len(args) == 1:
-            body = variants_block(args[0], where)
+            body = variants_block(root, args[0], where)
         else:
             raise ConfigError(where, f"got {m.group('spec')!r}; allowed: `table CSV [options]`, "
                                      "`benchmarks NAME [last=N]` or `variants PREFIX`")
@@ -217,7 +222,9 @@ def documents(root: Path) -> list[Path]:
     if not docs.is_dir():
         raise ConfigError("--root", f"{root}: no docs/ folder here; run it in the repository "
                                     "root or give --root")
-    return sorted(docs.rglob("*.md")) + [p for p in [root / "README.md"] if p.is_file()]
+    lab = root / "lab"                  # the lab record: generated blocks there too
+    return (sorted(docs.rglob("*.md")) + (sorted(lab.rglob("*.md")) if lab.is_dir() else [])
+            + [p for p in [root / "README.md"] if p.is_file()])
 
 
 def regenerate(root: Path, check: bool = False) -> list[Path]:
@@ -251,5 +258,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register_cli(register) -> None:
-    register("docs", "regenerate the tables in docs/ from target CSVs and benchmark records",
+    register("docs", "regenerate the tables in docs/ and lab/ from target CSVs and benchmark "
+                     "records",
              _configure, _run)

@@ -21,7 +21,7 @@ One process, one batch member per run, kernels loaded before timing. Three figur
 is shared: run it on an otherwise idle machine and compare rows of one invocation only.
 
 `--nic-fifo N` runs every case with a NIC injection FIFO of N packets instead of the calibrated
-16 (reference_minimum.py's probe: with 100000 PIO writes block less often, and the reference
+16 (lab/scripts/reference_minimum.py's probe: with 100000 PIO writes block less often, and the reference
 becomes the fastest run in simulated time, as the paper assumes). It shows how far the wall
 time follows what the simulated network does rather than the flow-control code.
 `--variant NAME` runs every case under a model variant of examples.MODEL_VARIANTS (its own

@@ -3,7 +3,8 @@ first command) and ``extoll/``, the catalogue of the EXTOLL reproduction targets
 ``extoll-vec tables``: one spec per target that runs a sweep, named after it (target
 ``extoll_X``: ``extoll/X.yaml``, ``name: extoll_X``) and its reduced scale ``extoll/X.quick.yaml``
 (``name: extoll_X_quick``); analysis/registry.spec_of. Variants of those sweeps are not files
-but ``extoll-vec sweep extoll/X.yaml --set ...`` commands: ``variants.py``."""
+but ``extoll-vec sweep extoll/X.yaml --set ...`` commands, recorded in the repository's
+``lab/variants.yaml`` (not installed)."""
 from __future__ import annotations
 
 from importlib import resources

@@ -1,5 +1,5 @@
-"""benchmarks/allreduce_desync.py follows every rank through IMB Allreduce's timed sendrecv
-steps (issue 24: why static flow control runs it faster than the reference). Its step times must
+"""lab/scripts/allreduce_desync.py follows every rank through IMB Allreduce's timed sendrecv
+steps (why static flow control runs it faster than the reference). Its step times must
 be those of the run: one per step and repetition, in order, and adding up to the time the
 paper's measure (the marks) gives."""
 import math
@@ -11,7 +11,7 @@ import numpy as np
 from extoll_vec.analysis.extoll.common import measured_us
 from extoll_vec.engine import simulate
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab" / "scripts"))
 import allreduce_desync as A  # noqa: E402
 
 

@@ -385,11 +385,12 @@ def _completed_points_of(sweep) -> xr.Dataset:
 @pytest.mark.parametrize("quick", [True, False], ids=["quick", "paper"])
 def test_every_targets_own_sweep_has_the_points_it_needs(quick):
     """The declared needs refuse no store of a target's own spec (quick or paper scale) nor
-    of the variants of its spec (sweeps/variants.py)."""
+    of the variants of its spec (lab/variants.yaml)."""
     from extoll_vec.analysis.registry import get_target
+    from extoll_vec.analysis.variants import load_variants
     from extoll_vec.sweep import load_sweep
     from extoll_vec.sweeps import spec_path
-    from extoll_vec.sweeps.variants import VARIANTS
+    VARIANTS = load_variants(Path(__file__).resolve().parents[1])
     for tgt in _store_targets():
         sweep = load_sweep(spec_path(tgt.spec_name(quick)))
         assert tgt.needs.missing(_completed_points_of(sweep)) is None, tgt.name

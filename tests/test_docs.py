@@ -4,8 +4,10 @@
   in docs/data/ and benchmarks/results.jsonl (`--check`), and a stale block is caught.
 - The CSVs of the targets that need no simulation equal what the targets compute now (the
   simulated ones are compared where the suite runs them: tests/test_extoll_targets.py).
-- The README keeps the shape the project promises: two commands first, the second the one
-  .ci/run runs, about 200 lines at most, and every doc it links exists.
+- The README keeps the shape the project promises: its title, one sentence, then the two
+  commands, the second the one .ci/run runs; about 200 lines at most, every doc it links exists.
+- docs/papers.md names every paper and links each to its reproduction pages, and every
+  reproduction page is linked from it.
 """
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ def test_a_stale_block_is_caught_and_regenerated(tmp_path, capsys):
     """Negative control: change a number in a copy's CSV; --check fails naming the file, a
     plain run rewrites the block, and then --check passes."""
     shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    if (ROOT / "lab").is_dir():      # the lab record: its pages and the data docs/ reads
+        shutil.copytree(ROOT / "lab", tmp_path / "lab")
     (tmp_path / "benchmarks").mkdir()
     shutil.copy(ROOT / "benchmarks" / "results.jsonl", tmp_path / "benchmarks")
     csv = tmp_path / "docs" / "data" / "extoll_table1.csv"
@@ -79,23 +83,38 @@ def test_numbers_are_shown_without_exponents(text, shown):
 
 
 def test_readme_starts_with_the_two_commands_and_stays_short():
+    """The title line, one sentence, then the two commands, the second the one .ci/run runs."""
     lines = (ROOT / "README.md").read_text().splitlines()
-    assert lines[0] == "```sh" and lines[3] == "```"
-    install, tests = lines[1], lines[2]
+    assert lines[0] == "# extoll-vec" and lines[1] == ""
+    fence = lines.index("```sh")
+    sentence = " ".join(lines[2:fence]).strip()
+    assert lines[fence - 1] == "" and sentence.endswith(".") and "." not in sentence[:-1], sentence
+    assert lines[fence + 3] == "```"
+    install, tests = lines[fence + 1], lines[fence + 2]
     assert "pip install -e" in install and "extoll-vec sweep sweeps/smoke.yaml" in install
     assert tests == ".venv/bin/python -m pytest -q"
     assert "-m pytest -q" in (ROOT / ".ci" / "run").read_text()
     assert len(lines) <= 200
-    for link in re.findall(r"\]\(((?:docs/)[^)#]*)", "\n".join(lines)):
+    for link in re.findall(r"\]\(((?:docs/|lab/)[^)#]*)", "\n".join(lines)):
         assert (ROOT / link).exists(), link
 
 
 def test_every_paper_has_a_reproduction_page():
-    seeds = ROOT.parent / "shared" / "seeds"
+    """docs/papers.md has one entry per paper, each linking to existing reproduction pages, and
+    every reproduction page is linked from it."""
     pages = sorted(p.name for p in (ROOT / "docs" / "reproduction").glob("*.md"))
     assert pages == ["extoll.md", "extoll_conference.md", "infiniband.md", "myrinet_lfc.md",
                      "nas_skeletons.md", "portals_dragonfly.md"]
-    if seeds.is_dir():   # the papers sit beside the project on the development machines
-        cited = "".join(p.read_text() for p in (ROOT / "docs" / "reproduction").glob("*.md"))
-        for seed in seeds.glob("*.txt"):
-            assert seed.name in cited, seed.name
+    text = (ROOT / "docs" / "papers.md").read_text()
+    entries = re.split(r"^## ", text, flags=re.M)[1:]
+    assert [e.splitlines()[0] for e in entries] == [
+        "EXTOLL journal paper", "EXTOLL conference paper", "Schneider et al.", "Liu and Panda",
+        "Bhoedjang, Rühl and Bal"]
+    linked = set()
+    for entry in entries:
+        links = re.findall(r"\]\(reproduction/([^)#]+)\)", entry)
+        assert links, entry.splitlines()[0]
+        for link in links:
+            assert (ROOT / "docs" / "reproduction" / link).is_file(), link
+        linked.update(links)
+    assert linked == set(pages)

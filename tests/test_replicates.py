@@ -109,7 +109,7 @@ def test_a_simulation_stored_twice_counts_once():
     (1, 0, "alltoall-1024"), (4, 256, "4x256"), (8, 0, "8x128"), (1, 512, "512+barrier"),
     (2, 256, "2x256+barrier")])
 def test_a_spec_without_a_case_axis_names_its_pattern(groups, group_size, want):
-    """Replicate variants of one pattern (the *_reps entries of sweeps/variants.py) have no case
+    """Replicate variants of one pattern (the *_reps entries of lab/variants.yaml) have no case
     axis; extoll_patterns then names the points from their workload, as the papers do."""
     cfg = get_example("alltoall-1024").replace(
         **{"workload.groups": groups, "workload.group_size": group_size})

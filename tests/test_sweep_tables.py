@@ -106,7 +106,7 @@ SWEEPS = Path(__file__).resolve().parents[1] / "sweeps"
 def test_every_spec_in_sweeps_is_one_targets_spec_or_quick_spec():
     """sweeps/ holds smoke.yaml and, per target with a sweep of its own, its spec and quick
     spec, named after it (extoll_X: extoll/X.yaml, name extoll_X; extoll/X.quick.yaml, name
-    extoll_X_quick); nothing else (variants are commands: sweeps/variants.py)."""
+    extoll_X_quick); nothing else (variants are commands: lab/variants.yaml)."""
     import yaml
 
     from extoll_vec.analysis.registry import load_targets
@@ -131,13 +131,14 @@ def test_every_spec_in_sweeps_is_one_targets_spec_or_quick_spec():
 
 
 def test_every_variant_command_expands_to_the_sweep_it_measured():
-    """sweeps/variants.py: each removed one-off spec as a --set command on its target's spec.
+    """lab/variants.yaml: each removed one-off spec as a --set command on its target's spec.
     The command's sweep has the fingerprint of the removed file (recorded there), so a store
     written from the file is resumed and read by the command; a change of the catalogue spec
     or of a model default that breaks this fails here."""
     from extoll_vec.analysis.registry import get_target
+    from extoll_vec.analysis.variants import load_variants, sweep_command, tables_command
     from extoll_vec.sweeps import spec_path
-    from extoll_vec.sweeps.variants import VARIANTS, sweep_command, tables_command
+    VARIANTS = load_variants(SWEEPS.parent)     # the repository root
     assert VARIANTS
     for name, v in VARIANTS.items():
         assert set(v) <= {"target", "sets", "fingerprint", "minutes", "notes", "read_with"}
@@ -145,12 +146,12 @@ def test_every_variant_command_expands_to_the_sweep_it_measured():
         sweep = load_sweep(spec_path(tgt.spec_name()), v["sets"])
         assert sweep.n_points >= 1 and sweep.name == f"extoll_{name}", name
         assert sweep.fingerprint == v["fingerprint"], (
-            f"{name}: `{sweep_command(name)}` is no longer the sweep its measurements were made "
-            "with (stores written before are not resumed): fix the --set arguments, or re-measure "
-            "and record the new fingerprint")
+            f"{name}: `{sweep_command(VARIANTS, name)}` is no longer the sweep its measurements "
+            "were made with (stores written before are not resumed): fix the --set arguments, or "
+            "re-measure and record the new fingerprint")
         assert v["notes"].strip() and v["minutes"] > 0
         assert v.get("read_with", name) in VARIANTS
-        assert tables_command(name).startswith(f"extoll-vec tables {tgt.name} --from ")
+        assert tables_command(VARIANTS, name).startswith(f"extoll-vec tables {tgt.name} --from ")
         assert not (SWEEPS / "extoll" / f"{name}.yaml").exists()
 
 

@@ -184,7 +184,7 @@ class Point:
         independent means, first order (delta method): (T/R) * sqrt(sT^2/(nT T^2) + sR^2/(nR
         R^2)), with the sample standard deviations sT, sR. NaN with fewer than two replicates
         on either side: one run per point says nothing of its own noise
-        (benchmarks/overhead_noise.py measures it separately)."""
+        (lab/scripts/overhead_noise.py measures it separately)."""
         return ratio_se_pct(self.times, self.ref_times)
 
     def mean(self, per_point) -> float:

@@ -13,7 +13,7 @@ average overhead is under 2 % with dynamic and over 15 % with static flow contro
 
 The table depends on the store only through the per-benchmark rows, so it is also computed from
 those rows as runs wrote them (``--from-rows extoll_imb_benchmarks.csv``, repeated): the
-benchmarks of one sweep run in groups (sweeps/variants.py, imb_reps_*) give the same table as
+benchmarks of one sweep run in groups (lab/variants.yaml, imb_reps_*) give the same table as
 the whole sweep in one store.
 """
 from __future__ import annotations

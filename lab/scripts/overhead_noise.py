@@ -1,10 +1,10 @@
 """How much of an overhead figure is noise? (issue 3, reading the EXTOLL reproductions.)
 
-    python benchmarks/overhead_noise.py            # alltoall-256 (4x4 mesh), about 30 s
-    python benchmarks/overhead_noise.py --full     # alltoall-1024 (4x4x4), about 8 minutes
-    python benchmarks/overhead_noise.py --skew 2000   # replicates instead: seeds 0..7, ranks
+    python lab/scripts/overhead_noise.py            # alltoall-256 (4x4 mesh), about 30 s
+    python lab/scripts/overhead_noise.py --full     # alltoall-1024 (4x4x4), about 8 minutes
+    python lab/scripts/overhead_noise.py --skew 2000   # replicates instead: seeds 0..7, ranks
                                                       # starting up to 2 us apart
-    python benchmarks/overhead_noise.py --protocol dynamic --slots 16   # a flow-control run
+    python lab/scripts/overhead_noise.py --protocol dynamic --slots 16   # a flow-control run
 
 Every overhead of the EXTOLL targets is one simulated run against one reference run. The
 1024-rank alltoall reference is congestion bound (its busiest link 40 % busy, 3-4x the link
@@ -28,6 +28,12 @@ spread is the noise of one replicate; divided by sqrt(n) it is the standard erro
 of n replicates, what a sweep with `repeat: {count: n}` reports.
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# record.py and the shared helpers stay in benchmarks/
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import argparse
 

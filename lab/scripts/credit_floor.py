@@ -1,7 +1,7 @@
 """What does flow control cost when no send waits for credits? (issue 24, Figure 15.)
 
-    python benchmarks/credit_floor.py                       # 8x128, 64 slots, about 5 minutes
-    python benchmarks/credit_floor.py --groups 4 --group-size 256 --protocol dynamic
+    python lab/scripts/credit_floor.py                       # 8x128, 64 slots, about 5 minutes
+    python lab/scripts/credit_floor.py --groups 4 --group-size 256 --protocol dynamic
 
 Figure 15's 8x128 pattern at 64 slots per process costs 7-8 % over the reference at paper
 scale with no send delayed in the timed alltoall (docs/reproduction/extoll.md,
@@ -26,6 +26,12 @@ sends delayed for credits; the credit packets written (whole run) and the busies
 Simulated times are deterministic: the figures do not depend on the machine's load.
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# record.py and the shared helpers stay in benchmarks/
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import argparse
 

@@ -1,7 +1,7 @@
 """The README's smoke sweep over replicates: is a negative overhead in its table noise?
 
-    python benchmarks/smoke_replicates.py              # 8 replicates, about a minute
-    python benchmarks/smoke_replicates.py --seeds 16 --skew 2000
+    python lab/scripts/smoke_replicates.py              # 8 replicates, about a minute
+    python lab/scripts/smoke_replicates.py --seeds 16 --skew 2000
 
 The smoke table (sweeps/smoke.yaml: 64 ranks, 4 per node) compares one run with one
 reference run. This reruns every point with seeds 0..N-1 and `workload.start_skew_ns` (each
@@ -10,6 +10,12 @@ and prints each flow-control point's overhead against the reference of the same 
 standard error and the replicates. Simulated times: independent of the machine's load.
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# record.py and the shared helpers stay in benchmarks/
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import argparse
 from pathlib import Path
@@ -21,7 +27,7 @@ from extoll_vec.analysis.extoll.common import measured_us
 from extoll_vec.engine import simulate
 from extoll_vec.sweep import load_sweep
 
-SMOKE = Path(__file__).resolve().parent.parent / "sweeps" / "smoke.yaml"
+SMOKE = Path(__file__).resolve().parents[2] / "sweeps" / "smoke.yaml"
 
 
 def main() -> None:

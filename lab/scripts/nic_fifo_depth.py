@@ -1,9 +1,9 @@
 """How deep the NIC injection FIFOs get, and how long ranks block in PIO writes (issue 3).
 
-    python benchmarks/nic_fifo_depth.py                         # alltoall-256, 16-packet FIFO
-    python benchmarks/nic_fifo_depth.py --fifo 100000           # the probe of reference_minimum.py
-    python benchmarks/nic_fifo_depth.py --variant fifo16  # a model variant
-    python benchmarks/nic_fifo_depth.py --full ...              # alltoall-1024 (about 2 minutes)
+    python lab/scripts/nic_fifo_depth.py                         # alltoall-256, 16-packet FIFO
+    python lab/scripts/nic_fifo_depth.py --fifo 100000           # the probe of reference_minimum.py
+    python lab/scripts/nic_fifo_depth.py --variant fifo16  # a model variant
+    python lab/scripts/nic_fifo_depth.py --full ...              # alltoall-1024 (about 2 minutes)
 
 Runs the reference (protocol none) of the example, one untimed alltoall and one timed, as
 reference_minimum.py does, and samples every 0.1 ms of simulated time the deepest injection
@@ -12,6 +12,12 @@ with no room: hardware back-pressure). Even a FIFO of 100,000 packets fills in t
 (docs/calibration.md). Simulated figures: they do not depend on the machine's load.
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# record.py and the shared helpers stay in benchmarks/
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import argparse
 

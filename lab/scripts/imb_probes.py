@@ -1,7 +1,7 @@
 """What makes an IMB benchmark's flow-control overhead? (issue 24, Figure 27.)
 
-    python benchmarks/imb_probes.py                            # Reduce and Bcast, about a minute
-    python benchmarks/imb_probes.py --bench Sendrecv --slots 16 --slots 64 --iterations 200
+    python lab/scripts/imb_probes.py                            # Reduce and Bcast, about a minute
+    python lab/scripts/imb_probes.py --bench Sendrecv --slots 16 --slots 64 --iterations 200
 
 The replicated IMB sweep (docs/reproduction/extoll.md, extoll_imb) leaves Reduce and Bcast at
 +10 to +19 % under both protocols at 32 and 64 slots per process, where no send waits for
@@ -24,6 +24,12 @@ the credit packets written (whole run). Simulated times are deterministic: the f
 not depend on the machine's load.
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# record.py and the shared helpers stay in benchmarks/
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import argparse
 

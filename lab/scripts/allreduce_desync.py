@@ -1,8 +1,8 @@
 """Why does static flow control run IMB Allreduce faster than the reference? (issue 24.)
 
-    python benchmarks/allreduce_desync.py                  # 2x2x2, 4x4x1, crossbar16: about a minute
-    python benchmarks/allreduce_desync.py --dims 4x4x4     # the paper's 1024 ranks, about 15 minutes
-    python benchmarks/allreduce_desync.py --iterations 20 --seed 1
+    python lab/scripts/allreduce_desync.py                  # 2x2x2, 4x4x1, crossbar16: about a minute
+    python lab/scripts/allreduce_desync.py --dims 4x4x4     # the paper's 1024 ranks, about 15 minutes
+    python lab/scripts/allreduce_desync.py --iterations 20 --seed 1
 
 The replicated IMB sweep (docs/reproduction/extoll.md, extoll_imb) has static Allreduce at 8,
 16 and 32 slots per process 4-10 % below the reference, against the paper's lower bound. This
@@ -28,6 +28,12 @@ crossbarN` runs N nodes on one crossbar (no link shared by two node pairs) inste
 Simulated times are deterministic: the figures do not depend on the machine's load.
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# record.py and the shared helpers stay in benchmarks/
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import argparse
 import math

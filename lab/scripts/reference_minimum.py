@@ -1,9 +1,9 @@
 """Is the run without flow control the fastest? (issue 3, fidelity.)
 
-    python benchmarks/reference_minimum.py            # alltoall-256 (4x4 mesh), about a minute
-    python benchmarks/reference_minimum.py --full     # alltoall-1024 (4x4x4), about 15 minutes
-    python benchmarks/reference_minimum.py --variant fifo16   # under a model variant
-    python benchmarks/reference_minimum.py --set network.buffer_flits=20   # a changed model
+    python lab/scripts/reference_minimum.py            # alltoall-256 (4x4 mesh), about a minute
+    python lab/scripts/reference_minimum.py --full     # alltoall-1024 (4x4x4), about 15 minutes
+    python lab/scripts/reference_minimum.py --variant fifo16   # under a model variant
+    python lab/scripts/reference_minimum.py --set network.buffer_flits=20   # a changed model
 
 The EXTOLL paper measures every overhead against "a minimum reference execution time when no
 flow control is used" (section 5.3): flow control may only cost. This prints, for the alltoall
@@ -26,6 +26,12 @@ fills) is left out. Simulated times are deterministic: the figures do not depend
 machine's load.
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# record.py and the shared helpers stay in benchmarks/
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import argparse
 

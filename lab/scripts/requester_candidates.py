@@ -1,9 +1,9 @@
 """Which requester model makes the reference the minimum? (issue 24, its decision 3.)
 
-    python benchmarks/requester_candidates.py                    # alltoall-256, FIFO 16 and 256
-    python benchmarks/requester_candidates.py --fifo 16,256,1024 --seeds 4
-    python benchmarks/requester_candidates.py --set host.posted_write_order=node
-    python benchmarks/requester_candidates.py --full             # alltoall-1024
+    python lab/scripts/requester_candidates.py                    # alltoall-256, FIFO 16 and 256
+    python lab/scripts/requester_candidates.py --fifo 16,256,1024 --seeds 4
+    python lab/scripts/requester_candidates.py --set host.posted_write_order=node
+    python lab/scripts/requester_candidates.py --full             # alltoall-1024
 
 The paper measures every overhead against "a minimum reference execution time when no flow
 control is used" (EXTOLL section 5.3). For each requester candidate (the NIC's injection FIFO
@@ -16,6 +16,12 @@ seeds. Also the reference's own mean and standard error (are the replicates inde
 Simulated times are deterministic: the figures do not depend on the machine's load.
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# record.py and the shared helpers stay in benchmarks/
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import argparse
 import time
