@@ -23,8 +23,8 @@ OP_LOOP = 7       # begin loop: a = iteration count (>= 1); body runs until the 
 OP_ENDLOOP = 8
 OP_MARK = 9       # record the time and the MC_* counters at mark a (phase boundaries for analysis)
 OP_SNAPSHOT = 10  # record the credits the rank owns towards every peer, and they towards it
-# multicast (a protocol that declares `multicast`: seed 002's LFC): one message of b bytes to
-# every other member of the group of ranks 0..a-1, the sender one of them; each member posts
+# multicast (a protocol that declares `multicast`: Bhoedjang et al.'s LFC): one message of b bytes
+# to every other member of the group of ranks 0..a-1, the sender one of them; each member posts
 # an ordinary receive from the sender. Blocking (as OP_SEND) and non-blocking (as OP_ISEND)
 OP_MCAST = 11
 OP_IMCAST = 12
@@ -54,7 +54,7 @@ PK_RMA_DATA = 4   # RMA payload, written to user memory by the receiver's NIC, n
 PK_SYNTH = 5      # synthetic network-only traffic, consumed by the destination NIC
 PK_PROTO = 6      # a protocol's own NIC-to-NIC packet (common.proto_send), consumed by the
                   # destination's nic_on_eject hook (credits, NAKs, BECNs: docs/design.md)
-PK_REPLY = 7      # rendezvous handshake of mpi.rendezvous "write" (seed 003's MPI over IB, 3.1),
+PK_REPLY = 7      # rendezvous handshake of mpi.rendezvous "write" (Liu and Panda, sec. 3.1),
                   # a packet into a mailbox: last 1, the receiver's reply (the sender's CPU then
                   # posts the RDMA write); last 0, the sender's finish message behind the data
 N_PK = 8
@@ -190,7 +190,7 @@ P_DYN_REGION = 37     # dynamic: dynamic region (the available slots counter sta
 P_PIGGY = 38          # 1: credits are piggybacked on the last VELO packet when it has room
 P_PROGRESS = 39       # packets the MPI progress engine retrieves at most per MPI call
 P_NIC_GAP = 40       # NIC packet rate: cycles from one injected packet's head to the next's, at least
-# Slots 41..59 are reserved in blocks for the seams of issue 22 (each block documents its own):
+# Slots 41..59 are reserved in blocks for the seams (each block documents its own):
 # 41..47 protocol registry and hooks, 48..55 routing and link classes, 56..59 router model.
 P_HOOKS = 41          # bitmask H_* of the hot-path hooks the member's protocol defines
 P_PP0 = 42            # 42..47: a registered protocol's own parameters (its params() writes them)
@@ -213,7 +213,7 @@ P_SAMPLE = 60         # network-only traffic: sample length for convergence (0: 
 P_CONV_TOL = 61       # its tolerance, fixed point (TOL_FRAC_BITS)
 P_OUTQ = 62           # iq router: flits that may wait at an output behind its link (0: none)
 P_CHUNK = 63          # mpi.rendezvous chunked: chunk bytes (0: one GET of the whole message)
-P_GETS = 64           # its outstanding gets per receive (seed 001's c)
+P_GETS = 64           # its outstanding gets per receive (Schneider et al.'s c)
 P_RNDV_WRITE = 65     # 1: mpi.rendezvous "write": the receiver replies, the sender writes the data
 # -- 66..69 the host's I/O bus and per-byte costs (kernels/nic.py host_dma, kernels/host.py) --
 P_DMA = 66            # 1: received packets reach the mailbox through the DMA stage

@@ -7,7 +7,7 @@ route_port / vc_next, exactly the lookups router_accept made before plug-ins exi
 other mode goes to adaptive_out, one call site.
 
 Dragonfly adaptive routings (groups of a routers, p nodes each; group of router r = r // a, of
-node n = n // (p*a)); seed 001 section 4, Booksim's dragonfly UGAL:
+node n = n // (p*a)); Schneider et al., section 4, Booksim's dragonfly UGAL:
 - Valiant: at injection a random intermediate group IG (neither the source's nor the
   destination's, from a counter-based stream of the source node, S.rt_ctr: the traffic
   generator's stream is untouched, so destinations do not change with the routing); minimal to

@@ -1,5 +1,5 @@
 """The pair table (state.py: pair_ptr, pair_peer, pair_real; kernels/pairs.py looks pairs
-up): which pairs of ranks get per-pair state (fc, ux_head, ux_tail). Issue 23, item 3.
+up): which pairs of ranks get per-pair state (fc, ux_head, ux_tail).
 
 A pair (x, y) is in the table when x sends to y or y sends to x, or either posts a receive
 naming the other (workloads.message_counts, loops unrolled): both directions, since control

@@ -1,4 +1,4 @@
-"""Myrinet LFC, seed 002 (Bhoedjang, Ruehl, Bal), sections 3.1-3.2: flow control on the
+"""Myrinet LFC as Bhoedjang et al. describe it, sections 3.1-3.2: flow control on the
 network interfaces, a sliding window between every pair of NIs, and multicast forwarded by the
 NIs along each sender's spanning tree under the same credits.
 
@@ -115,7 +115,7 @@ UPDATE_BYTES = 4           # a credit update's payload: the credit count
 
 
 def check_ni_machine(cfg, name: str, what: str) -> None:
-    """Seed 002's machine, LFC's and FM/MC's: MPI-level packets, one process per NI, every
+    """Bhoedjang et al.'s machine, LFC's and FM/MC's: MPI-level packets, one process per NI, every
     message in packets (no rendezvous), no single-copy transfers."""
     from ..config import _check
     _check(not cfg.workload.synthetic, "protocol.name",
@@ -376,7 +376,7 @@ _DECLARES = (
           note="NI processor: flag a packet, send or take in a recovery's acknowledgement"),
     Param("lfc_tree", "str", "binomial", choices=TREE_KINDS + (USER,),
           note="each sender's multicast spanning tree (3.2, 4)"),
-    # a table written by hand: up to 128 members (twice seed 002's testbed); a longer bound
+    # a table written by hand: up to 128 members (twice Bhoedjang et al.'s testbed); a longer bound
     # would also make every refused-input check build and parse a list that long
     Param("lfc_tree_parents", "ints", (), -1, USER_MAX - 1, length=USER_MAX * USER_MAX,
           note="lfc_tree user: row s (one per member s, the root) gives each member's parent "

@@ -1,5 +1,5 @@
-"""The receiver-driven rendezvous protocol at network level, as seed 001 (section 4.1) simulates
-it: "we use the original static permutation traffic pattern but we limit the number of
+"""The receiver-driven rendezvous protocol at network level, as Schneider et al. (section 4.1)
+simulate it: "we use the original static permutation traffic pattern but we limit the number of
 outstanding packets for each node. Each node maintains a number of credits, where each credit
 corresponds to one outstanding packet. As the packets reach their destination, the credits are
 returned to the sender explicitly by piggy-backing them onto regular traffic."

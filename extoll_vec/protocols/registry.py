@@ -1,5 +1,5 @@
 """The protocol registry: one `Protocol` record per flow-control protocol, holding everything the
-code outside its kernel needs to know of it (issue 22: "a protocol is one registered unit").
+code outside its kernel needs to know of it (a protocol is one registered unit).
 
 A protocol is its record (a Python module listed in REGISTERED, exposing PROTOCOLS, a tuple of
 records) and its hooks (a Numba module: functions named after the hooks of HOOKS, optionally
@@ -29,11 +29,11 @@ from .. import dtypes as D
 REGISTERED = (
     "extoll_vec.protocols.extoll",     # none, backpressure, window, static, dynamic
     "extoll_vec.protocols.capped",     # the seams' test protocol (kernels/proto_capped.py)
-    "extoll_vec.protocols.fecn",       # seed 001's FECN/BECN (kernels/proto_fecn.py)
-    "extoll_vec.protocols.rdrp",       # seed 001's RDRP at network level (kernels/proto_rdrp.py)
-    "extoll_vec.protocols.infiniband",  # seed 003's MPI over IB schemes (kernels/proto_ib.py)
-    "extoll_vec.protocols.lfc",        # seed 002's NI-level credits (kernels/proto_lfc.py)
-    "extoll_vec.protocols.fmmc",       # seed 002's FM/MC comparison (kernels/proto_fmmc.py)
+    "extoll_vec.protocols.fecn",       # Schneider et al.'s FECN/BECN (kernels/proto_fecn.py)
+    "extoll_vec.protocols.rdrp",       # Schneider et al.'s network RDRP (kernels/proto_rdrp.py)
+    "extoll_vec.protocols.infiniband",  # Liu and Panda's MPI over IB schemes (kernels/proto_ib.py)
+    "extoll_vec.protocols.lfc",        # Bhoedjang et al.'s NI-level credits (kernels/proto_lfc.py)
+    "extoll_vec.protocols.fmmc",       # Bhoedjang et al.'s FM/MC comparison (kernels/proto_fmmc.py)
 )
 
 # hook name -> (arguments after the state, default body). The rank hooks (EXTOLL's) take
@@ -132,15 +132,16 @@ class Protocol:
     rank_fields: Callable = _zero      # fcr int32 [B, NR, KR]
     node_fields: Callable = _zero      # fcn int32 [B, N, KN]
     node_pair_fields: Callable = _zero  # nn int32 [B, N, N, KNN]: state per pair of NICs (x's
-                              # view of y), independent of the ranks: NI-level credits (seed 002)
+                              # view of y), independent of the ranks: NI-level credits (LFC,
+                              # Bhoedjang et al.)
     node_params: Callable | None = None  # (RunConfig, topology) -> int64 [N, KNP]: npar
     node_param_count: Callable = _zero   # KNP = node_param_count(cfg) (sizing w/o topology)
     timers_alive: Callable = _zero     # cfg -> its protocol timers (common.proto_timer) pending
                               # at once beyond one per node, at most: the event pool's share
     multicast: bool = False   # accepts the multicast ops (workloads' OP_MCAST, OP_IMCAST)
     nic_polls: bool = False   # its NIC's processor takes every packet of the FIFO (INJ_TAKEN)
-                              # as it polls, not when the link is free (seed 002's LANai: the
-                              # send DMA engine moves the bytes while the processor goes on)
+                              # as it polls, not when the link is free (Bhoedjang et al.'s LANai:
+                              # the send DMA engine moves the bytes while the processor goes on)
     diagnose: Callable | None = None   # diagnose(batch, b) -> lines on where a stuck member's
                               # protocol waits (its queues and credits), for describe_error
     check_program: Callable | None = None  # check_program(cfg, program): what the protocol
