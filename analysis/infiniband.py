@@ -1,4 +1,4 @@
-"""Seed 003's micro-benchmarks (section 6.2) as targets, under ib_hardware, ib_static and
+"""Liu and Panda's micro-benchmarks (section 6.2) as targets, under ib_hardware, ib_static and
 ib_dynamic on the 8-node IB testbed (examples.ib_testbed):
 
 - ``ib_latency`` (Figure 2): one-way latency of the ping-pong against the message size, 100

@@ -1,4 +1,4 @@
-"""Seed 002's evaluation (section 5) as targets, LFC on the 64-node Myrinet testbed
+"""Bhoedjang et al.'s evaluation (section 5) as targets, LFC on the 64-node Myrinet testbed
 (examples.myrinet_testbed, costs fitted by analysis/calibration_lfc.py), the benchmarks of
 workloads/multicast.py over ranks 0..P-1:
 
@@ -27,11 +27,11 @@ import numpy as np
 from .extoll_common import completed, configs, figure, write_outputs
 from .registry import Needs, Table, target
 
-# L168-L170: multicast latency (us) and peak blast throughput (MB/s) on 4 and 61 processors
+# Section 5.1 (Figure 4): multicast latency (us) and peak blast throughput (MB/s), 4 and 61 nodes
 PAPER = {"latency_4": 22.0, "latency_61": 59.0, "peak_4": 42.9, "peak_61": 13.3,
-         "fmmc_peak_61": 7.7}   # L222
-TABLE1 = {"binary": (0.362, 2.7), "binomial": (0.853, 3.5), "chain": (1.000, 59.9)}  # L203-L205
-FIG5_RECOVERIES, FIG5_DL_PACKETS = 0.25, 1.3   # L181: 1 KB packets, per multicast
+         "fmmc_peak_61": 7.7}   # section 5.3
+TABLE1 = {"binary": (0.362, 2.7), "binomial": (0.853, 3.5), "chain": (1.000, 59.9)}  # Table 1
+FIG5_RECOVERIES, FIG5_DL_PACKETS = 0.25, 1.3   # section 5.2 (Figure 5): 1 KB packets, per multicast
 TREES = ("binomial", "binary", "chain")
 KINDS = ("mcast_latency", "mcast_blast", "mcast_alltoall")
 
@@ -275,7 +275,7 @@ def lfc_trees(ds, out_dir=None) -> Table:
 
 
 # ---- Figures 7-8 ---------------------------------------------------------------------------------
-# L226-L237: who is ahead at large messages, per processor count
+# Section 5.3 (Figures 7-8): who is ahead at large messages, per processor count
 FIG78 = {8: "FM/MC ahead", 16: "about equal", 32: "LFC ahead", 61: "LFC ahead"}
 
 

@@ -1,5 +1,5 @@
-"""Seed 001's slow-receiver figures (section 4.1) as targets: normalized throughput (accepted /
-offered flits per node per cycle) of pairwise permutation traffic on the Dragonfly.
+"""Schneider et al.'s slow-receiver figures (section 4.1) as targets: normalized throughput
+(accepted / offered flits per node per cycle) of pairwise permutation traffic on the Dragonfly.
 
 - ``portals_slow_nodes`` (Figure 1): against the share of slow receivers, 2x and 8x slower,
   mean, standard error and spread (min, max) over random permutations (the seeds of `repeat`).
