@@ -1,5 +1,5 @@
 """benchmarks/allreduce_desync.py follows every rank through IMB Allreduce's timed sendrecv
-steps (issue 24: why static flow control runs it faster than the reference). Its step times must
+steps (why static flow control runs it faster than the reference). Its step times must
 be those of the run: one per step and repetition, in order, and adding up to the time the
 paper's measure (the marks) gives."""
 import math

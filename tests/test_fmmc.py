@@ -1,4 +1,4 @@
-"""FM/MC (issue 27 item 5, seed 002 section 2.2): the host-level window for unicast, multicast
+"""FM/MC (Bhoedjang et al., section 2.2): the host-level window for unicast, multicast
 credits from a central manager NI cached by the hosts and returned by a rotating token, one
 NI receive queue swapping to host memory when full, binary trees, 256-byte packets."""
 from __future__ import annotations

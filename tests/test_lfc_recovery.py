@@ -1,4 +1,4 @@
-"""LFC's deadlock recovery (issue 27, seed 002 section 4): local detection, the deadlocked
+"""LFC's deadlock recovery (Bhoedjang et al., section 4): local detection, the deadlocked
 subtree grown by flagged packets on the initiator's deadlock channel (Figure 3), merged
 acknowledgements, and the chain all-to-all that deadlocks without it and completes with it."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The protocol seams (issue 22): the core kernels name no protocol, the dispatch is generated
+"""The protocol seams: the core kernels name no protocol, the dispatch is generated
 from the registry, and the registry drives the config section, the sizing and the outputs."""
 from __future__ import annotations
 
