@@ -139,7 +139,7 @@ def target(name: str, help: str, *, needs: Needs, sweep: bool | str = False):
     (a Needs, ANY_STORE or NO_STORE: required, so that no target forgets to say it); with
     sweep=True computed from its own sweep spec, found by its name: spec_of; with sweep=NAME
     from the sweep spec NAME shares with other targets (one store: the tables of one
-    experiment, e.g. ``ib_nas`` for seed 003's Table 1, Table 2 and Figures 9-10)."""
+    experiment, e.g. ``ib_nas`` for Liu and Panda's Table 1, Table 2 and Figures 9-10)."""
     if not isinstance(needs, Needs):
         raise TypeError(f"target {name!r}: needs must be a Needs, ANY_STORE or NO_STORE")
 

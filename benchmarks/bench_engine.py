@@ -1,4 +1,4 @@
-"""Engine throughput (issue 2): wall seconds, simulated cycles per second and packet-hops per
+"""Engine throughput: wall seconds, simulated cycles per second and packet-hops per
 second for the alltoall-1024 reference run and for uniform random traffic on the 4x4x4 mesh.
 
     python benchmarks/bench_engine.py [--quick] [--record]

@@ -1,4 +1,4 @@
-"""Cost of the flow-control logic (issue 3): wall time of the alltoall-1024 run under static and
+"""Cost of the flow-control logic: wall time of the alltoall-1024 run under static and
 dynamic credit-based flow control next to the reference run without flow control.
 
     python benchmarks/bench_flow_control.py            # alltoall-1024, 64 and 16 slots/process

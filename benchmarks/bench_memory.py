@@ -1,4 +1,4 @@
-"""Memory at scale (issue 23: state that grows with the traffic, 16K ranks).
+"""Memory at scale (state that grows with the traffic, 16K ranks).
 
     python benchmarks/bench_memory.py [--quick] [--only a|b|c] [--record]
 

@@ -1,12 +1,12 @@
-"""MPI-level receiver-driven rendezvous on the Dragonfly with slow receivers (issue 25, item 5):
-IMB Alltoall and PingPong, EXTOLL MPI's single GET against seed 001's chunked rendezvous
+"""MPI-level receiver-driven rendezvous on the Dragonfly with slow receivers:
+IMB Alltoall and PingPong, EXTOLL MPI's single GET against Schneider et al.'s chunked rendezvous
 (mpi.rendezvous chunked: first chunk with the request, at most c chunk gets outstanding per
 receive), without and with slow receivers.
 
     python benchmarks/bench_mpi_rdrp.py [--bytes 65536] [--factor 8] [--gets 1,4,30]
                                         [--chunk 4096] [--record]
 
-The machine: example dragonfly-72 (seed 001's routers, buffers and links at 72 nodes) with
+The machine: example dragonfly-72 (Schneider et al.'s routers, buffers and links at 72 nodes) with
 one rank per node, minimal routing (rank programs need in-order pairs) and 2 VCs. Slow
 receivers: one node (1.4 %) sinking --factor times slower than the link, drawn by the seed;
 for PingPong the seed is the first whose slow node is rank 1's (the receiver of the ping), so

@@ -1,4 +1,4 @@
-"""The input-queued router against the VOQ router (issue 22).
+"""The input-queued router against the VOQ router.
 
     python benchmarks/bench_router.py [--quick] [--skip-dragonfly] [--record]
     python benchmarks/bench_router.py --skip-mesh --routing par --routers voq:1 --repeats 5
@@ -7,7 +7,7 @@
     per cycle: accepted throughput and mean latency of voq, iq (speedup 1) and iq (speedup
     2.4) side by side, the saturation throughput of each (the most accepted over the sweep)
     and its difference to voq (head-of-line blocking).
-(b) the 5,256-node Dragonfly of seed 001 (p=6, a=12, h=6, 73 groups; minimal routing,
+(b) the 5,256-node Dragonfly of Schneider et al. (p=6, a=12, h=6, 73 groups; minimal routing,
     buffer_flits 256, packet_flits 16, load 1.0) for each router: setup and run wall time,
     simulated cycles per second, the memory estimate (engine/sizing.estimate_parts) and the
     peak resident set of a process that builds and runs it (one subprocess per run, so each

@@ -1,12 +1,12 @@
-"""Dragonfly routings side by side (issue 22): accepted throughput of table (minimal), Valiant,
+"""Dragonfly routings side by side: accepted throughput of table (minimal), Valiant,
 UGAL-L and PAR under uniform, random permutation and group shift traffic at offered load 1.0,
 with the wall time and simulated cycles per second of each run (one process, one member).
 
     python benchmarks/bench_routing.py [--p 6 --a 12 --h 6] [--warmup 1000 --measure 2000]
                                        [--seeds 3] [--perms 20] [--record]
 
-Seed 001's Booksim setup: 256-flit VC buffers, 16-flit packets, local links 2 and global links
-10 cycles, PAR/UGAL bias 2 and threshold 30 flits.
+Schneider et al.'s Booksim setup: 256-flit VC buffers, 16-flit packets, local links 2 and global
+links 10 cycles, PAR/UGAL bias 2 and threshold 30 flits.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 001's 5,256-node Dragonfly with slow receivers (issue 25's speed item): simulated cycles
+"""Schneider et al.'s 5,256-node Dragonfly with slow receivers: simulated cycles
 per second, events per second and peak memory of one point at saturation, per protocol.
 
     python benchmarks/bench_slow_receivers.py [--cycles 4000] [--slow-share 0.01]

@@ -1,4 +1,4 @@
-"""Member threads (issue 23 item 4): a 2-member batch on 1 and on 2 threads, and a small sweep on
+"""Member threads: a 2-member batch on 1 and on 2 threads, and a small sweep on
 one worker with 2 threads against 2 single-threaded workers.
 
     python benchmarks/bench_threads.py                      # 2 x alltoall-1024; 4 x alltoall-256

@@ -158,7 +158,7 @@ class Bounds:
         return value
 
 
-# Threads that advance the members of one batch at once (engine.Batch.run; issue 23 item 4).
+# Threads that advance the members of one batch at once (engine.Batch.run).
 # Not a RunConfig field: results are bit-identical for any count, so it is no part of a
 # point's identity. 1024: more than any node's cores; a count above the batch's members is
 # allowed (the batch then uses one thread per member).
@@ -229,7 +229,7 @@ class TopologyConfig(_Section):
     """Router graph. mesh/torus: one node per router, radix per dimension in `dims`.
     dragonfly: p terminals per router, a routers per group, h global links per router,
     `groups` groups (0 means the maximum a*h+1); its local and global links take
-    local_latency and global_latency cycles (seed 001: 2 and 10), its terminal links
+    local_latency and global_latency cycles (Schneider et al.: 2 and 10), its terminal links
     network.link_latency. crossbar: p nodes on one switch. hypercube: 2**cube_dim switches
     with p nodes each. Every link of the other kinds takes network.link_latency."""
     kind: str = _choice("mesh", topology_names())
@@ -308,16 +308,16 @@ class NetworkConfig(_Section):
                                 note="0: link rate only")
     rma_packet_bytes: int = _int(256, 1, BYTES_MAX, "bytes")   # payload of one RMA data packet
     # the DMA of received packets from the NIC's memory into host memory over an I/O bus
-    # (seed 002: 33 MHz, 32-bit PCI, 132 MB/s): one transfer at a time per node, each taking
+    # (Bhoedjang et al.: 33 MHz, 32-bit PCI, 132 MB/s): one transfer at a time per node, each taking
     # dma_setup_ns plus the packet's bytes at pci_mb_s, into a posted host buffer (a mailbox
     # slot; none free: the NIC waits). 0 and 0: packets are written into the mailbox at once
     pci_mb_s: float = _num(0.0, 0.0, 1e6, "MB/s", "rate", note="0: no DMA stage")
     dma_setup_ns: float = _num(0.0, 0.0, NS_MAX, "nanoseconds", "time")
-    # router model (issue 22, seed 001's Booksim setup; docs/model.md): "voq" virtual output
+    # router model (Schneider et al.'s Booksim setup; docs/model.md): "voq" virtual output
     # queues, "iq" input-queued (one FIFO per input VC: head-of-line blocking)
     router: str = _choice("voq", ("voq", "iq"))
     # crossbar speedup: a packet of L flits occupies its crossbar input ceil(L / speedup) cycles
-    # (the output link still sends one flit per cycle); 2.4 in seed 001
+    # (the output link still sends one flit per cycle); 2.4 in Schneider et al.
     speedup: float = _num(1.0, 1.0, 16.0, "times the link rate", "speedup")
     # iq router: flits that may wait at an output behind the packet on its link, switched
     # ahead at the crossbar's speed with the downstream credits taken (Booksim's output
@@ -327,14 +327,14 @@ class NetworkConfig(_Section):
     # dragonfly minimal, e-cube); valiant, ugal (UGAL-L), par (progressive adaptive): dragonfly
     routing: str = _choice("table", routing_names())
     # UGAL/PAR: route minimally iff q_min <= adaptive_bias * q_nonmin + adaptive_threshold
-    # (seed 001: bias 2x, threshold 30 flits)
+    # (Schneider et al.: bias 2x, threshold 30 flits)
     adaptive_bias: float = _num(2.0, 0.0, 1e6, "", "factor")
     adaptive_threshold: int = _int(30, 0, 2**24, "flits")
     # layered: the routing's deadlock-free VCs; flat: every hop on VC 0 (cyclic, for tests)
     vc_assignment: str = _choice("layered", ("layered", "flat"))
     # refuse a routing whose channel dependency graph has a cycle (routing/deadlock.py)
     deadlock_check: bool = _flag(True)
-    # slow receivers (seed 001, NVM behind the NIC): nodes whose memory sinks data at
+    # slow receivers (Schneider et al., NVM behind the NIC): nodes whose memory sinks data at
     # 1/slow_factor of the link rate, chosen by the seed; a count or a share of the nodes
     # (RunConfig.slow_node_count), back-pressure through the NIC's ejection buffer
     slow_nodes: int = _int(0, 0, unit="nodes")
@@ -409,8 +409,8 @@ class HostConfig(_Section):
     credit_ns: float = _cost(15.0)
     limic_ns: float = _cost(3692.5)      # LiMIC fixed cost per intra-node message
     limic_ns_per_kb: float = _cost(915.74)
-    # per-byte CPU costs (seed 002's hosts): writing a packet's payload to the NIC by PIO, and
-    # copying a received packet's payload out of its host buffer (both 0 for EXTOLL, whose
+    # per-byte CPU costs (Bhoedjang et al.'s hosts): writing a packet's payload to the NIC by PIO,
+    # and copying a received packet's payload out of its host buffer (both 0 for EXTOLL, whose
     # fitted pio_ns and retrieve_ns cover a whole 64-byte slot)
     pio_ns_per_kb: float = _cost(0.0)
     copy_ns_per_kb: float = _cost(0.0)
@@ -434,19 +434,20 @@ class MpiConfig(_Section):
     # MPI header prepended to the first VELO packet
     header_bytes: int = _int(16, 0, MAILBOX_PACKET_MAX - 1, "bytes")
     # bytes of payload per mailbox packet: 56 for a VELO 64-byte slot; under the IB schemes
-    # (protocols/infiniband/__init__.py) one pre-posted receive buffer, 2048 in seed 003 (section 5)
+    # (protocols/infiniband/__init__.py) one pre-posted receive buffer, 2048 in Liu and Panda (section 5)
     velo_payload: int = _int(VELO_PAYLOAD_BYTES, 1, MAILBOX_PACKET_MAX, "bytes")
     limic: bool = _flag(True)    # same-node ranks use shared memory (LiMIC)
     # rendezvous (messages above eager_threshold): "get", one RMA GET of the whole message
-    # once the request matched (EXTOLL MPI, section 3); "chunked", seed 001's receiver-driven
-    # rendezvous (section 3.2): the first chunk goes with the request into a bounce buffer,
-    # the receiver then gets the rest in chunk_bytes pieces, at most outstanding_gets at once
-    # (triggered gets: the NIC sends the next when a chunk has arrived); "write", seed 003's
-    # MPI over InfiniBand (section 3.1): the receiver's CPU replies into the sender's mailbox,
-    # whose CPU then posts one RDMA write of the whole message
+    # once the request matched (EXTOLL MPI, section 3); "chunked", Schneider et al.'s
+    # receiver-driven rendezvous (section 3.2): the first chunk goes with the request into a bounce
+    # buffer, the receiver then gets the rest in chunk_bytes pieces, at most outstanding_gets at
+    # once (triggered gets: the NIC sends the next when a chunk has arrived); "write", Liu and
+    # Panda's MPI over InfiniBand (section 3.1): the receiver's CPU replies into the sender's
+    # mailbox, whose CPU then posts one RDMA write of the whole message
     rendezvous: str = _choice("get", ("get", "chunked", "write"))
     chunk_bytes: int = _int(4096, 1, 2**24, "bytes", "rendezvous chunked only")
-    outstanding_gets: int = _int(30, 1, 4096, "gets", "seed 001's c; rendezvous chunked only")
+    outstanding_gets: int = _int(30, 1, 4096, "gets",
+                                 "Schneider et al.'s c; rendezvous chunked only")
 
     def check(self, pre: str = "mpi") -> None:
         _check(self.header_bytes < self.velo_payload, f"{pre}.header_bytes",
@@ -526,7 +527,7 @@ class WorkloadConfig(_Section):
     with 16 ranks per node is the paper's LiMIC test, 7.2: 16/g of the destinations on the
     node). multiphase (7.3): `iterations` alltoalls over ranks [0, n) per n in `phases` (empty:
     ranks x (1, 1/4, 1/2, 1, 1/2, 1/4, 1)), a barrier of all ranks after each. mcast_latency,
-    mcast_blast, mcast_alltoall (seed 002): multicasts to the group of ranks 0..group_size-1
+    mcast_blast, mcast_alltoall (Bhoedjang et al.): multicasts to the group of ranks 0..group_size-1
     (0: every rank), workloads/multicast.py. imb (7.4): the
     Intel MPI Benchmark `benchmark` over all ranks, `message_bytes` x `iterations`.
     `warmup` iterations run first, untimed and followed by a barrier of all ranks (IMB's warm-up;
@@ -540,7 +541,7 @@ class WorkloadConfig(_Section):
     flits per node per cycle; shift sends node n to n + `shift` (mod nodes; 0: one dragonfly
     group, p*a nodes, else half the nodes), the adversarial group-to-group pattern of the
     dragonfly; pairwise pairs the nodes at random by `seed`, A sends all its traffic to B and B
-    to A (seed 001, section 4.1)."""
+    to A (Schneider et al., section 4.1)."""
     kind: str = _choice("alltoall", workload_names())
     ranks: int = _int(1024, 1, RANKS_MAX, "ranks")
     message_bytes: int = _int(2048, 0, BYTES_MAX, "bytes")
@@ -554,8 +555,8 @@ class WorkloadConfig(_Section):
     packet_flits: int = _int(4, 1, unit="flits")
     warmup_cycles: int = _int(2000, 0, CYCLES_MAX, "cycles")
     measure_cycles: int = _int(10000, 1, CYCLES_MAX, "cycles")
-    # run until convergence (seed 001, section 4.1): windows of sample_cycles from the end of
-    # the warm-up until two successive ones accept throughputs within converge_tolerance of
+    # run until convergence (Schneider et al., section 4.1): windows of sample_cycles from the end
+    # of the warm-up until two successive ones accept throughputs within converge_tolerance of
     # each other (relative), at most measure_cycles; the results cover the last window
     sample_cycles: int = _int(0, 0, CYCLES_MAX, "cycles", note="0: one window of measure_cycles")
     converge_tolerance: float = _num(0.05, 0.0, 1.0, "relative change", "tolerance")
@@ -570,12 +571,12 @@ class WorkloadConfig(_Section):
     start_skew_ns: int = _int(0, 0, NS_MAX, "nanoseconds")
     # shift: destination = node + shift (mod nodes)
     shift: int = _int(0, 0, unit="nodes", note="0: a dragonfly group, else nodes/2")
-    # bandwidth (seed 003, 6.2.2): messages sent back to back before the reply
+    # bandwidth (Liu and Panda, sec. 6.2.2): messages sent back to back before the reply
     window: int = _int(1, 1, unit="messages")
     # bandwidth: MPI_Send / MPI_Recv per message (false: MPI_Isend / MPI_Irecv, MPI_Waitall)
     blocking: bool = _flag(True)
-    # nas (seed 003, 6.3): the NAS Parallel Benchmark whose class A skeleton the ranks run,
-    # its time steps (0: class A's), and a factor on its compute phases
+    # nas (Liu and Panda, sec. 6.3): the NAS Parallel Benchmark whose class A skeleton the ranks
+    # run, its time steps (0: class A's), and a factor on its compute phases
     nas: str = _choice("IS", NAS_BENCHMARKS)
     nas_iterations: int = _int(0, 0, unit="iterations", note="0: class A's")
     compute_scale: float = _num(1.0, 0.0, 1e3, "factor", "scale")
@@ -734,7 +735,7 @@ class RunConfig:
     @property
     def slow_node_count(self) -> int:
         """Slow receivers: network.slow_nodes, or network.slow_share of the nodes rounded to
-        the nearest count (0.02 % of 5,256 nodes: 1, seed 001's 'one or two slow nodes')."""
+        the nearest count (0.02 % of 5,256 nodes: 1, Schneider et al.'s 'one or two slow nodes')."""
         n = self.network
         return n.slow_nodes or int(math.floor(n.slow_share * self.topology.n_nodes + 0.5))
 

@@ -15,7 +15,7 @@ Layout of a result Dataset:
 - attrs: ``extoll_vec_version``, ``schema_version`` and ``configs`` (a JSON list of each
   point's RunConfig.to_dict()).
 
-Storage choices (see ../shared/notes/ecosystem.md):
+Storage choices:
 - zarr format 3 with consolidated metadata (one read of the root zarr.json opens the whole
   store, which matters for stores of thousands of arrays on network file systems). zarr warns
   at every such write that consolidated metadata "is currently not part in the Zarr format 3

@@ -23,8 +23,8 @@ OP_LOOP = 7       # begin loop: a = iteration count (>= 1); body runs until the 
 OP_ENDLOOP = 8
 OP_MARK = 9       # record the time and the MC_* counters at mark a (phase boundaries for analysis)
 OP_SNAPSHOT = 10  # record the credits the rank owns towards every peer, and they towards it
-# multicast (a protocol that declares `multicast`: seed 002's LFC): one message of b bytes to
-# every other member of the group of ranks 0..a-1, the sender one of them; each member posts
+# multicast (a protocol that declares `multicast`: Bhoedjang et al.'s LFC): one message of b bytes
+# to every other member of the group of ranks 0..a-1, the sender one of them; each member posts
 # an ordinary receive from the sender. Blocking (as OP_SEND) and non-blocking (as OP_ISEND)
 OP_MCAST = 11
 OP_IMCAST = 12
@@ -54,7 +54,7 @@ PK_RMA_DATA = 4   # RMA payload, written to user memory by the receiver's NIC, n
 PK_SYNTH = 5      # synthetic network-only traffic, consumed by the destination NIC
 PK_PROTO = 6      # a protocol's own NIC-to-NIC packet (common.proto_send), consumed by the
                   # destination's nic_on_eject hook (credits, NAKs, BECNs: docs/design.md)
-PK_REPLY = 7      # rendezvous handshake of mpi.rendezvous "write" (seed 003's MPI over IB, 3.1),
+PK_REPLY = 7      # rendezvous handshake of mpi.rendezvous "write" (Liu and Panda, sec. 3.1),
                   # a packet into a mailbox: last 1, the receiver's reply (the sender's CPU then
                   # posts the RDMA write); last 0, the sender's finish message behind the data
 N_PK = 8

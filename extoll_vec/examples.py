@@ -78,7 +78,7 @@ def tiny() -> RunConfig:
 
 
 def _dragonfly(p: int, a: int, h: int) -> RunConfig:
-    """Seed 001's Booksim machine (section 4.1) at any size: input-queued routers with 2.4x
+    """Schneider et al.'s Booksim machine (section 4.1) at any size: input-queued routers with 2.4x
     speedup, 256-flit VC buffers, 16-flit packets, local links 2 and global links 10 cycles,
     PAR (bias 2, threshold 30 flits); what the paper leaves to Booksim's iq_router: output
     buffers unbounded but by the downstream credits (4 VCs x 256 flits) and a 3-cycle
@@ -103,7 +103,7 @@ def _dragonfly(p: int, a: int, h: int) -> RunConfig:
 
 @_example("dragonfly-5256")
 def dragonfly_5256() -> RunConfig:
-    """Seed 001's Dragonfly: 5,256 nodes (73 groups of 72), PAR, pairwise traffic at load 1."""
+    """Schneider et al.'s Dragonfly: 5,256 nodes (73 groups of 72), PAR, pairwise, load 1."""
     return _dragonfly(6, 12, 6)
 
 
@@ -114,7 +114,7 @@ def dragonfly_72() -> RunConfig:
 
 
 def ib_testbed(protocol: str = "ib_static", prepost: int = 100) -> dict:
-    """Seed 003's testbed (section 6.1) as config sections: 8 nodes, one process each, on one
+    """Liu and Panda's testbed (section 6.1) as config sections: 8 nodes, one process each, on one
     8-port 4X InfiniBand switch; InfiniHost HCAs on PCI-X. The paper prints no value of its
     figures in the text this project has, so the fit targets the companion papers' figures
     for the same testbed and MPI (docs/reproduction/infiniband.md, "Calibration"): 871 MB/s
@@ -142,7 +142,7 @@ def ib_testbed(protocol: str = "ib_static", prepost: int = 100) -> dict:
 
 @_example("ib-latency")
 def ib_latency() -> RunConfig:
-    """Seed 003's ping-pong (Figure 2): 4 B x 100, ib_static, 100 buffers, 8-node IB switch."""
+    """Liu and Panda's ping-pong (Figure 2): 4 B x 100, ib_static, 100 buffers, 8-node IB switch."""
     d = ib_testbed()
     d["workload"] = {"kind": "latency", "ranks": 8, "message_bytes": 4, "iterations": 100,
                      "warmup": 10}
@@ -151,7 +151,7 @@ def ib_latency() -> RunConfig:
 
 @_example("ib-bandwidth")
 def ib_bandwidth() -> RunConfig:
-    """Seed 003's bandwidth test (Figure 5): 4 B, window 64, blocking, ib_static, 10 buffers."""
+    """Liu and Panda's bandwidth test (Figure 5): 4 B, window 64, blocking, ib_static, 10 bufs."""
     d = ib_testbed(prepost=10)
     d["workload"] = {"kind": "bandwidth", "ranks": 8, "message_bytes": 4, "window": 64,
                      "iterations": 20, "warmup": 2}
@@ -160,7 +160,7 @@ def ib_bandwidth() -> RunConfig:
 
 @_example("ib-nas")
 def ib_nas() -> RunConfig:
-    """Seed 003's NAS study (6.3): the LU class A skeleton on 8 processes, ib_static, 100
+    """Liu and Panda's NAS study (6.3): the LU class A skeleton on 8 processes, ib_static, 100
     buffers per connection."""
     d = ib_testbed(prepost=100)
     d["workload"] = {"kind": "nas", "nas": "LU", "ranks": 8}
@@ -168,7 +168,7 @@ def ib_nas() -> RunConfig:
 
 
 def myrinet_testbed(credits: int = 8, packet_bytes: int = 1024) -> dict:
-    """Seed 002's testbed (section 5) as config sections: 64 nodes, one process each, on
+    """Bhoedjang et al.'s testbed (section 5) as config sections: 64 nodes, one process each, on
     sixteen 8-port Myrinet switches in a 4-dimensional hypercube (4 nodes per switch, e-cube
     routing), 1.28 Gbit/s links (160 MB/s: 4-byte flits of 25 ns), NIs on a 33 MHz, 32-bit
     PCI bus (132 MB/s), LFC with 8 buffers of 1 KB per sender. Switch latency, the LFC
@@ -194,7 +194,7 @@ def myrinet_testbed(credits: int = 8, packet_bytes: int = 1024) -> dict:
     }
 
 
-# Seed 002's NI processor (gap G11): its per-packet steps in chosen ratios (ns at scale 1: a
+# Bhoedjang et al.'s NI processor (gap G11): its per-packet steps in chosen ratios (ns at scale 1: a
 # receive step inspects, accounts and starts the host DMA, five times a send of an empty
 # packet; a forwarding descriptor twice; a recovery step as a credit update, gap G17), one
 # scale lambda on them and the transmit cost per KiB beta, both fitted by
@@ -211,18 +211,18 @@ def lfc_ni_costs(lam: float = LFC_LAMBDA, beta: float = LFC_BETA) -> dict:
     return {**{k: round(lam * v, 3) for k, v in LFC_STEPS.items()}, "lfc_tx_ns_per_kb": beta}
 
 
-# FM/MC's NI control program on the same LANai (seed 002, 2.2): LFC's steps without the credit
-# work (a receive step takes no credits: LFC's less one credit step), its own token and request
-# steps and a swap's DMA set-ups, at LFC's fitted lambda and beta (gap G11; FM/MC's own costs
-# are in the paper's [17])
+# FM/MC's NI control program on the same LANai (Bhoedjang et al., sec. 2.2): LFC's steps without the
+# credit work (a receive step takes no credits: LFC's less one credit step), its own token and
+# request steps and a swap's DMA set-ups, at LFC's fitted lambda and beta (gap G11; FM/MC's own
+# costs are in the paper's [17])
 FMMC_STEPS = {"fmmc_poll_ns": 1000.0, "fmmc_tx_ns": 1000.0, "fmmc_rx_ns": 4000.0,
               "fmmc_fwd_ns": 2000.0, "fmmc_credit_ns": 1000.0, "fmmc_token_ns": 2000.0,
               "fmmc_swap_ns": 2000.0}
 
 
 def fmmc_testbed(window: int = 8, mc_buffers: int = 18) -> dict:
-    """Seed 002's testbed running FM/MC (section 5.3): 256-byte packets whose first word is
-    the handler (mpi.header_bytes 4: a 256-byte message takes two packets, L228), binary
+    """Bhoedjang et al.'s testbed running FM/MC (section 5.3): 256-byte packets whose first word
+    is the handler (mpi.header_bytes 4: a 256-byte message takes two packets; footnote 2), binary
     trees, a host window of `window` packets per pair, the host buffers its credits stand for."""
     from .protocols.lfc.fmmc import host_buffers
     d = myrinet_testbed(packet_bytes=256)
@@ -238,7 +238,7 @@ def fmmc_testbed(window: int = 8, mc_buffers: int = 18) -> dict:
 
 @_example("lfc-unicast")
 def lfc_unicast() -> RunConfig:
-    """Seed 002's machine: LFC one-way latency, ping-pong of 0 B x 20 between nodes 0 and 1."""
+    """Bhoedjang et al.'s machine: LFC one-way latency, 0 B x 20 ping-pong between nodes 0, 1."""
     d = myrinet_testbed()
     d["workload"] = {"kind": "latency", "ranks": 64, "message_bytes": 0, "iterations": 20,
                      "warmup": 2}
@@ -247,7 +247,8 @@ def lfc_unicast() -> RunConfig:
 
 def lfc_workload(kind: str, group: int, nbytes: int, iterations: int = 1, warmup: int = 0,
                  tree: str = "binomial") -> RunConfig:
-    """A multicast benchmark (workloads/multicast.py) on seed 002's testbed, nodes 0..group-1."""
+    """A multicast benchmark (workloads/multicast.py) on Bhoedjang et al.'s testbed, nodes
+    0..group-1."""
     d = myrinet_testbed()
     d["protocol"]["lfc_tree"] = tree
     d["workload"] = {"kind": kind, "ranks": 64, "group_size": group, "message_bytes": nbytes,
@@ -257,19 +258,19 @@ def lfc_workload(kind: str, group: int, nbytes: int, iterations: int = 1, warmup
 
 @_example("lfc-latency")
 def lfc_latency() -> RunConfig:
-    """Seed 002's Figure 4 (top): an empty multicast from node 0 to 61 nodes, binomial tree."""
+    """Bhoedjang et al.'s Figure 4 (top): an empty multicast from node 0 to 61 nodes, binomial."""
     return lfc_workload("mcast_latency", 61, 0, warmup=2)
 
 
 @_example("lfc-blast")
 def lfc_blast() -> RunConfig:
-    """Seed 002's Figure 4 (bottom): node 0 multicasts 32 x 16 KB to 61 nodes, binomial."""
+    """Bhoedjang et al.'s Figure 4 (bottom): node 0 multicasts 32 x 16 KB to 61 nodes, binomial."""
     return lfc_workload("mcast_blast", 61, 16384, iterations=32, warmup=1)
 
 
 @_example("lfc-vs-fmmc")
 def lfc_vs_fmmc() -> RunConfig:
-    """Seed 002's Figures 7-8: LFC as configured against FM/MC (256-byte packets, 32 buffers
+    """Bhoedjang et al.'s Figures 7-8: LFC as configured against FM/MC (256-byte packets, 32 buffers
     per sender: the NI memory of 8 x 1 KB, binary trees, deadlock recovery), node 0
     multicasting 16 x 4 KB to 16 nodes; the protocol section also holds FM/MC's settings, so
     protocol.name fmmc with mailbox_slots 522 and mpi.header_bytes 4 runs FM/MC on it."""
@@ -284,7 +285,7 @@ def lfc_vs_fmmc() -> RunConfig:
 
 @_example("lfc-alltoall")
 def lfc_alltoall() -> RunConfig:
-    """Seed 002's Figure 6 (right) at reduced scale: 16 nodes each multicast 4 x 4 KB."""
+    """Bhoedjang et al.'s Figure 6 (right) at reduced scale: 16 nodes each multicast 4 x 4 KB."""
     return lfc_workload("mcast_alltoall", 16, 4096, iterations=4)
 
 
@@ -292,10 +293,10 @@ def lfc_alltoall() -> RunConfig:
 # analysis/extoll/calibration.py to the same two reference times as the defaults (docs/calibration.md).
 # A sweep spec names one with `base: {variant: NAME}`; the benchmarks take --variant NAME.
 MODEL_VARIANTS: dict[str, dict[str, object]] = {
-    # The requester model before issue 24, with its own fit: a 16-packet (1 KB) requester FIFO,
-    # and a rank releases mailbox slots whatever the FIFO holds (posted writes ordered per rank,
-    # so a rank waiting for credits polls while one blocked in a PIO write cannot). Fitted with
-    # `python -m extoll_vec.analysis.extoll.calibration --set network.nic_fifo_packets=16 --set
+    # The earlier 16-packet-FIFO requester model, with its own fit: a 16-packet (1 KB) requester
+    # FIFO, and a rank releases mailbox slots whatever the FIFO holds (posted writes ordered per
+    # rank, so a rank waiting for credits polls while one blocked in a PIO write cannot). Fitted
+    # with `python -m extoll_vec.analysis.extoll.calibration --set network.nic_fifo_packets=16 --set
     # host.posted_writes=rank` (m = 0.25: 8, 10 and 19 cycles of 27.27 ns for a PIO write, a
     # retrieval and a match). Credit-limited runs finish before the reference in it
     # (docs/calibration.md, "The requester model").
@@ -305,7 +306,7 @@ MODEL_VARIANTS: dict[str, dict[str, object]] = {
         "host.match_ns": 518.13, "host.credit_ns": 27.27, "host.limic_ns": 3408.75,
         "host.limic_ns_per_kb": 845.37,
     },
-    # The requester model of issue 24 (a 256-packet FIFO, posted writes ordered per node) with
+    # The current requester model (a 256-packet FIFO, posted writes ordered per node) with
     # the network's 40-flit router buffers from before, and its own fit (m = 0.25: 8, 10 and 19
     # cycles of 29.61 ns). Its alltoall-256 leaves the 16-slot runs faster than the reference
     # (docs/calibration.md, "The router buffers").

@@ -85,8 +85,8 @@ FIELDS = {
     # NICs (kernels/nic.py)
     "nq": (IDX, ("B", "N", "FQ"), -1), "nq_head": (I32, ("B", "N"), 0), "nq_cnt": (I32, ("B", "N"), 0),
     "nic_busy": (TIME, ("B", "N"), 0),
-    # the NIC's processor (a programmable NI: seed 002's LANai) is busy until this cycle: work
-    # a protocol charges with common.nic_work, done one step at a time in request order; the
+    # the NIC's processor (a programmable NI: Bhoedjang et al.'s LANai) is busy until this cycle:
+    # work a protocol charges with common.nic_work, done one step at a time in request order; the
     # earliest pending EV_NIC_POLL of a NIC that polls its FIFO (-1: none)
     "nic_cpu": (TIME, ("B", "N"), 0), "nic_pollt": (TIME, ("B", "N"), -1),
     # packets a protocol keeps for retransmission (INJ_TAKEN, EJ_KEPT): they hold FIFO capacity,

@@ -239,7 +239,7 @@ def proto_resend_at(S, par, b, node, h, t):
 @inner
 def nic_work(S, b, node, t, cost):
     """The NIC's processor of node does `cost` cycles of work requested at cycle t (a
-    programmable NI's per-packet steps: seed 002's LANai polls, sends, receives, forwards).
+    programmable NI's per-packet steps: Bhoedjang et al.'s LANai polls, sends, receives, forwards).
     One processor, serving requests in order: the work starts when it is free. Returns the
     cycle the work is done."""
     end = max(t, S.nic_cpu[b, node]) + cost
@@ -250,8 +250,8 @@ def nic_work(S, b, node, t, cost):
 @inner
 def pk_clone(S, b, h, now):
     """A copy of packet h (its record and protocol fields), made at this NIC: one of several
-    copies of a packet an NI forwards (seed 002's multicast) or hands to its host. Counted as
-    a protocol packet made (the conservation check: every packet made is delivered or
+    copies of a packet an NI forwards (Bhoedjang et al.'s multicast) or hands to its host. Counted
+    as a protocol packet made (the conservation check: every packet made is delivered or
     retired). Returns the copy, or -1 (pool exhausted: an error flag is set)."""
     h2 = pk_alloc(S, b)
     if h2 < 0:

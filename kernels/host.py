@@ -137,8 +137,8 @@ RD_HALF = 3   # rd_state of a "write" rendezvous receive: its data or its finish
 @inner
 def write_half_done(S, b, r, j, now):
     """mpi.rendezvous "write": receive j of rank r is done when both its RDMA data has arrived
-    and its finish message was processed (seed 003, 3.1: the data's arrival raises no event at
-    the receiver; the finish message follows it on the connection, nic._fin_waits). Counted
+    and its finish message was processed (Liu and Panda, sec. 3.1: the data's arrival raises no
+    event at the receiver; the finish message follows it on the connection, nic._fin_waits). Counted
     in either order, so that the completion never depends on that ordering."""
     if S.rd_state[b, r, j] == RD_HALF:
         complete_recv(S, b, r, j, 0, now)
@@ -155,7 +155,7 @@ def _queue_get(S, b, r, src, slot, nbytes, j):
 @inner
 def _deliver_to(S, par, b, r, j, src, nbytes, slot, now):
     """Message (src, nbytes, slot) meets posted receive j of rank r."""
-    if slot >= 0 and par[b, P_CHUNK] != 0:    # seed 001's chunked rendezvous
+    if slot >= 0 and par[b, P_CHUNK] != 0:    # Schneider et al.'s chunked rendezvous
         done = rndv.matched(S, par, b, r, j, src, slot, nbytes, now)
         if done >= 1:
             complete_recv(S, b, r, j, 0, now)
@@ -261,7 +261,7 @@ def _post_send(S, T, par, b, r, dst, nbytes, now):
     if d < 0 or S.sq_cnt[b, r] >= SQ:
         S.status[b] |= ERR_QUEUE
         return -1
-    # a small message goes by rendezvous when the protocol says so (seed 003, 4.2: without
+    # a small message goes by rendezvous when the protocol says so (Liu and Panda, sec. 4.2: without
     # credits, MPI over IB uses rendezvous, whose handshake brings credits back)
     rv = nbytes > par[b, P_EAGER] or not flowctl.eager_ok(S, par, b, r, dst)
     npk = 1 if rv else message_packets(nbytes, par[b, P_MPI_HDR], par[b, P_VELO_PAYLOAD],
@@ -398,7 +398,7 @@ def _retrieve(S, T, par, b, r, now):
         cost += fc_cycles(S, b, r, flowctl.on_control(S, par, b, r, src, CT_PIGGYBACK, 0))
         if last == 1:
             # the reply to r's request: r finds the send and posts one RDMA write of the whole
-            # message (seed 003, 3.1), then its finish message (host turn, step 2)
+            # message (Liu and Panda, sec. 3.1), then its finish message (host turn, step 2)
             cost += par[b, P_MATCH] + par[b, P_PIO]
             n = T.rank_node[r]
             ticket = S.rq_pops[b, n] + S.rq_cnt[b, n]    # the RMA queue entry of the write

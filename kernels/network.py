@@ -159,7 +159,7 @@ def arbitrate(S, T, par, b, r, po, now):
     S.op_busy[b, r, po] = t_free
     S.op_util[b, r, po] += L
     S.hops[b] += 1
-    if par[b, P_HOOKS] & H_ROUTER:   # the protocol's router hook (marking, seed 001 FECN)
+    if par[b, P_HOOKS] & H_ROUTER:   # the protocol's router hook (marking, Schneider et al.'s FECN)
         flowctl.router_on_forward(S, T, par, b, r, pi, po, h, now)
     if S.outq[b, r, po] > 0:
         request_arb(S, b, r, po, t_free)

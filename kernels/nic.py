@@ -5,13 +5,13 @@ slower (network.nic_packet_ns). The NIC alternates between the PIO FIFO (VELO pa
 wrote) and the RMA engine (rendezvous data it streams on its own), sending a packet when the
 router's input buffer has credits for all of it (virtual cut-through).
 Ejection: packets whose tail arrived wait in the ejection buffer, in arrival order. At a slow
-receiver (network.slow_factor, seed 001) the head packet leaves only once the memory has written
-it, ceil(flits x factor) cycles after it became the head (the next one is written after it), so
-the buffer fills and its credits hold the router's ejection port. A VELO packet
+receiver (network.slow_factor, Schneider et al.) the head packet leaves only once the memory has
+written it, ceil(flits x factor) cycles after it became the head (the next one is written after it),
+so the buffer fills and its credits hold the router's ejection port. A VELO packet
 is written to its rank's mailbox if a slot is free; otherwise it stays, and with it every
 packet behind it (EXTOLL section 2: the NIC stops accepting, the router holds the packets,
 back-pressure spreads to the senders). The buffer's credits go back to the router as it drains.
-With a DMA stage (network.pci_mb_s, seed 002's PCI bus) the head packet then crosses the bus
+With a DMA stage (network.pci_mb_s, Bhoedjang et al.'s PCI bus) the head packet then crosses the bus
 into the free slot before it leaves the buffer; packets a protocol kept reach their host
 through host_dma's queue instead (common.to_host), sharing the bus.
 
@@ -62,7 +62,7 @@ SY_TAKEN = 7      # of them, taken out of the network by their destination's NIC
 @inner
 def _fin_waits(S, b, n):
     """Is the FIFO's head a rendezvous finish message whose RDMA write (the RMA queue's entry
-    aux2) has not all left? A queue pair sends in order (seed 003, 3.1: the finish message
+    aux2) has not all left? A queue pair sends in order (Liu and Panda, sec. 3.1: the finish message
     follows the data); the RMA queue serves entries in order, so it runs meanwhile."""
     h = S.nq[b, n, S.nq_head[b, n]]
     return S.pk[b, h].kind == PK_REPLY and S.pk[b, h].last == 0 and S.pk[b, h].aux2 >= S.rq_pops[b, n]
@@ -244,8 +244,8 @@ def _to_mailbox(S, par, b, r, h, now):
 def host_dma(S, T, par, b, n, now):
     """Node n's DMA engine moves the packets its protocol handed to the host (common.to_host)
     into their ranks' mailboxes, in order, each once the NIC's processor is done with it
-    (pk.ready), a slot is free (seed 002, 3.1: without a posted host buffer the NI does not
-    copy, and keeps the packet) and the bus has carried it (common.dma_start)."""
+    (pk.ready), a slot is free (Bhoedjang et al., sec. 3.1: without a posted host buffer the NI does
+    not copy, and keeps the packet) and the bus has carried it (common.dma_start)."""
     HQ = S.hq.shape[2]
     while S.hq_cnt[b, n] > 0:
         h = S.hq[b, n, S.hq_head[b, n]]
@@ -419,7 +419,7 @@ def on_gen(S, T, par, b, n, now):
 
 @inner
 def on_sample(S, par, b, now):
-    """The end of a measurement window (workload.sample_cycles; seed 001, section 4.1: run
+    """The end of a measurement window (workload.sample_cycles; Schneider et al., section 4.1: run
     until the throughput of successive windows varies by less than the tolerance). Converged:
     the measurement ends here, the statistics cover this window, the sources stop. Otherwise
     the next window starts with zeroed statistics, unless this was the last one allowed

@@ -1,5 +1,5 @@
 """The pair table's lookup: where the per-pair state (fc, ux_head, ux_tail) of ranks (x, y)
-lives. Issue 23, item 3: per-pair state only for the pairs that exchange packets, so that it
+lives. Per-pair state only for the pairs that exchange packets, so that it
 grows with the traffic instead of ranks**2 (a 16,384-rank barrier talks to about 30 peers per
 rank, not 16,384).
 

@@ -1,4 +1,4 @@
-"""Seed 001's chunked receiver-driven rendezvous (section 3.2) for rank programs
+"""Schneider et al.'s chunked receiver-driven rendezvous (section 3.2) for rank programs
 (mpi.rendezvous "chunked"), beside EXTOLL MPI's one GET of the whole message ("get").
 
 - The sender writes the rendezvous request (a VELO packet into the receiver's mailbox, as for

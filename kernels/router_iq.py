@@ -1,7 +1,7 @@
 """Input-queued router (network.router "iq"), beside the VOQ router of kernels/network.py:
-Booksim's router model in seed 001 (section 4.1: "an input queued router model with 2.4x
+Booksim's router model in Schneider et al. (section 4.1: "an input queued router model with 2.4x
 internal speedup"), so that head-of-line blocking is modelled when Booksim-style numbers are
-wanted (issue 22).
+wanted.
 
 Model (as kernels/network.py wherever not said otherwise: links, virtual cut-through,
 credit-based link flow control, table routing, the same event kinds EV_ARB and EV_CREDIT):

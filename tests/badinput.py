@@ -4,7 +4,7 @@ Every case is an `extoll-vec` command line run in a folder of its own that holds
 few valid inputs (a config, a spec, a run store, a sweep store, stores of reference-only and
 static-only points). The verdict of a case: the command must exit with 2, print at most three
 lines on stderr and no traceback, finish within the time limit, and leave every file that was
-in the folder before byte-identical. The families (issue 21):
+in the folder before byte-identical. The families:
 
 - ``config-field``: every field of every config section (read from the declared Bounds, so a
   new field is covered) set by ``run --set`` to values of the wrong type, non-finite, out of

@@ -1,5 +1,5 @@
 """Bad input never crashes, hangs or passes silently: config fields and config/spec files
-(issue 21, items 1 and 2). Every refusal is one line ``extoll-vec: error: ...`` naming the field
+Every refusal is one line ``extoll-vec: error: ...`` naming the field
 or the file, exit 2, no traceback, nothing written."""
 from __future__ import annotations
 
@@ -59,12 +59,12 @@ def refused(capsys, argv, needle: str, cwd=None) -> str:
     return lines[0][len("extoll-vec: error: "):]
 
 
-# ---- the issue's examples, through `run --example tiny --set ...` ---------------------------
+# ---- known bad settings, through `run --example tiny --set ...` ----------------------------
 
 def _dotted_limits_fields():
     """Every field of network, host and limits, protocol.window/threshold and the workload's
-    cycle fields: the issue's 'any 1e30 in a network, host, window, threshold, cycles or limits
-    field'."""
+    cycle fields: what 'any 1e30 in a network, host, window, threshold, cycles or limits
+    field' covers."""
     out = [f"{s}.{f.name}" for s in ("network", "host", "limits")
            for f in dataclasses.fields(SECTIONS[s])]
     out += ["protocol.window", "protocol.threshold"]

@@ -1,4 +1,4 @@
-"""Bad input never crashes, hangs or passes silently, end to end (issue 21).
+"""Bad input never crashes, hangs or passes silently, end to end.
 
 A sample of every family of tests/badinput.py (config fields, config files, files, specs,
 damaged stores, tables) through the command line, drawn by hypothesis from the full list:

@@ -1,5 +1,5 @@
-"""Bad sweep specs never crash, hang or pass silently (issue 21, items 3, 6 and 7): every example
-of the issue, and specs generated from the spec grammar (hypothesis), are refused by
+"""Bad sweep specs never crash, hang or pass silently: every example
+listed here, and specs generated from the spec grammar (hypothesis), are refused by
 `extoll-vec sweep SPEC --dry-run` with exit 2 and one line `extoll-vec: error: ...` naming the
 file position or the --set, no traceback, in well under a second; derived expressions are
 evaluated within bounds; the dry run's size printer cannot overflow; a point that fails in a

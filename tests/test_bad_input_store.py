@@ -1,4 +1,4 @@
-"""Bad input, stores and tables (issue 21, items 4 and 5): a damaged store, a store without a
+"""Bad input, stores and tables: a damaged store, a store without a
 target's points and a bad output path are each refused through the CLI with exit 2 and one line
 ``extoll-vec: error: ...`` naming the array, attribute, points or path (no traceback), and a
 refused command changes no byte of what was there. Valid variants (a store without consolidated

@@ -1,4 +1,4 @@
-"""Network-only runs until convergence (workload.sample_cycles, seed 001 section 4.1: until
+"""Network-only runs until convergence (workload.sample_cycles, Schneider et al., section 4.1: until
 the throughput of successive windows varies by less than the tolerance): when it stops, what
 the results cover, the cap, independence of the chunking, and the validation."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Every EXTOLL reproduction target at its --quick scale, end to end through the CLI: the
 target's sweep runs on a real LocalCluster (2 worker processes) into a real zarr store, then
 the table is computed and NAME.csv / NAME.png are written. Checks the shape each figure needs
-(columns the issue names, one row per grid point, finite values, a real PNG), and that the CSV
+(the expected columns, one row per grid point, finite values, a real PNG), and that the CSV
 and notes equal the copies docs/ reports (docs/data/quick: the docs cannot drift from the
 model); the full-scale figures and their comparison with the paper are in docs/reproduction."""
 from __future__ import annotations

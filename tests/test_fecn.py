@@ -1,4 +1,4 @@
-"""Protocol `fecn` (seed 001, section 4.1) on a small dragonfly: no marks without congestion
+"""Protocol `fecn` (Schneider et al., section 4.1) on a small dragonfly: no marks without congestion
 (then it is the baseline exactly), marks, BECNs and throttling under saturation, every FECN
 answered once (the protocol's audit), the aggressive set costing more than the default
 without slow receivers, explicit BECN packets where the traffic does not go back, and the
@@ -50,7 +50,7 @@ def test_saturation_marks_notifies_and_throttles(runs):
         assert runs["becn_explicit_sent"][i].sum() == 0     # pairwise: all ride back
     acc = runs["accepted_flits_per_node_cycle"]
     # the aggressive set (2x marking, decay every 50 cycles) throttles more and costs
-    # throughput without slow receivers (seed 001: about 40 % at 5,256 nodes)
+    # throughput without slow receivers (Schneider et al.: about 40 % at 5,256 nodes)
     assert runs["fecn_throttled"][2].sum() > runs["fecn_throttled"][1].sum()
     assert acc[2] < acc[1] and acc[2] < acc[0]
 

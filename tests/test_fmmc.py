@@ -1,4 +1,4 @@
-"""FM/MC (issue 27 item 5, seed 002 section 2.2): the host-level window for unicast, multicast
+"""FM/MC (Bhoedjang et al., section 2.2): the host-level window for unicast, multicast
 credits from a central manager NI cached by the hosts and returned by a rotating token, one
 NI receive queue swapping to host memory when full, binary trees, 256-byte packets."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from extoll_vec.config import from_dict
 from extoll_vec.engine import Batch
 from extoll_vec.errors import ConfigError
 from extoll_vec.examples import fmmc_testbed
-from extoll_vec.protocols.lfc import fmmc as F
+from extoll_vec.protocols.lfc.lfc import fmmc as F
 from extoll_vec.workloads import ProgramBuilder
 
 from test_lfc_multicast import _all_multicast, _bcast

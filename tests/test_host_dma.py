@@ -1,4 +1,4 @@
-"""The host side of a NIC with an I/O bus (issue 27, seed 002: 33 MHz/32-bit PCI): received
+"""The host side of a NIC with an I/O bus (Bhoedjang et al.: 33 MHz/32-bit PCI): received
 packets cross the bus by DMA into a posted host buffer, one transfer at a time, and the host
 pays per byte for its PIO writes and its copies. Closed forms with 1-ns cycles, as the
 engine's own (tests/test_engine.py): DMA at 500 MB/s is exactly 2 cycles per byte."""

@@ -1,4 +1,4 @@
-"""Seed 003's MPI-over-InfiniBand schemes (protocols/infiniband/__init__.py, kernels/infiniband/hooks.py):
+"""Liu and Panda's MPI-over-InfiniBand schemes (protocols/infiniband/__init__.py, kernels/infiniband/hooks.py):
 invariants on random traffic (hypothesis), and each mechanism seen to act: RNR NAKs and
 retransmission (hardware), backlog, ECMs and the switch to rendezvous (static), growth of the
 posted buffers (dynamic)."""

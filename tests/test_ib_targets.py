@@ -1,4 +1,4 @@
-"""Seed 003's micro-benchmark targets at their --quick scale, end to end through the CLI on a
+"""Liu and Panda's micro-benchmark targets at their --quick scale, end to end through the CLI on a
 real LocalCluster (2 worker processes) into real zarr stores: one row per point, a real PNG,
 the CSV and notes equal to docs/data/quick's copies, and the shapes the paper states."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""LFC unicast (issue 27, seed 002 section 3.1): NI-level credits between every pair of NIs,
+"""LFC unicast (Bhoedjang et al., section 3.1): NI-level credits between every pair of NIs,
 the NI processor's costs, the blocked-sends queues, credit updates and piggybacking, and the
 DMA into posted host buffers."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 002's testbed is calibrated on two numbers (analysis/lfc/calibration.py): the NI
+"""Bhoedjang et al.'s testbed is calibrated on two numbers (analysis/lfc/calibration.py): the NI
 processor's per-packet scale on the 61-node multicast latency, its per-KiB transmit cost on the
 61-node peak throughput. The values in force must reproduce both within 1 %; the checked
 numbers are reported in docs/reproduction/myrinet_lfc.md."""
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from extoll_vec.analysis.lfc import calibration as cal
+from extoll_vec.analysis.lfc.targets import calibration as cal
 from extoll_vec.examples import LFC_STEPS, myrinet_testbed
 
 

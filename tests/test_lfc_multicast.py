@@ -1,4 +1,4 @@
-"""Multicast (issue 27, seed 002 section 3.2): the programs' multicast op, its analysis and its
+"""Multicast (Bhoedjang et al., section 3.2): the programs' multicast op, its analysis and its
 refusal by protocols that do not multicast, and LFC's NI-level forwarding along each sender's
 spanning tree, hop by hop under the same credits as unicast."""
 from __future__ import annotations

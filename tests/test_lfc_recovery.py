@@ -1,4 +1,4 @@
-"""LFC's deadlock recovery (issue 27, seed 002 section 4): local detection, the deadlocked
+"""LFC's deadlock recovery (Bhoedjang et al., section 4): local detection, the deadlocked
 subtree grown by flagged packets on the initiator's deadlock channel (Figure 3), merged
 acknowledgements, and the chain all-to-all that deadlocks without it and completes with it."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extoll_vec.engine import Batch
-from extoll_vec.protocols.lfc import lfc as L
+from extoll_vec.protocols.lfc.lfc import lfc as L
 from extoll_vec.protocols.lfc.trees import dependency_cycle, tree_parents
 from extoll_vec.workloads import ProgramBuilder
 

@@ -1,4 +1,4 @@
-"""Seed 002's targets at their --quick scale, end to end through the CLI on a real
+"""Bhoedjang et al.'s targets at their --quick scale, end to end through the CLI on a real
 LocalCluster (2 worker processes) into real zarr stores: one row per point, a real PNG, the CSV
 and notes equal to docs/data/quick's copies, and the shapes the paper states that the reduced
 scale already shows (the paper-scale figures: docs/reproduction/myrinet_lfc.md)."""
@@ -61,8 +61,8 @@ def test_lfc_trees(out):
 def test_lfc_vs_fmmc(out):
     """Figures 7-8 at 8 and 16 processors: FM/MC's single-sender throughput falls faster with
     the group than LFC's (its credits come back only once the token has passed every member:
-    L235, "LFC's multicast protocol scales better"); at 8 processors the two blasts are within
-    10 % (FM/MC's lighter NI steps against its credit round trips)."""
+    section 5.3, "LFC's multicast protocol scales better"); at 8 processors the two blasts are
+    within 10 % (FM/MC's lighter NI steps against its credit round trips)."""
     rows = run_target(out, "lfc_vs_fmmc")
     assert len(rows) == 2 * 2 * 2                     # protocols x groups x benchmarks
     finite(rows, "mb_s", "swaps_per_mcast")

@@ -1,7 +1,7 @@
-"""Seed 002's multicast trees (extoll_vec/protocols/lfc/trees.py): spanning trees of their
+"""Bhoedjang et al.'s multicast trees (extoll_vec/protocols/lfc/trees.py): spanning trees of their
 members for every kind, root and group; the shapes section 5 describes for 61 processors; and
 the NI-buffer dependency check that says which tree sets can deadlock (only the chain among
-the paper's shapes; issue 27's negative control runs it)."""
+the paper's shapes; the negative control of tests/test_lfc_recovery.py runs it)."""
 from __future__ import annotations
 
 import numpy as np
@@ -42,7 +42,7 @@ def _level_sizes(par):
 
 
 def test_shapes_of_section_5():
-    """L190: on 61 processors the binomial tree has 4 nodes at its last (6th) level and a
+    """Section 5.2: on 61 processors the binomial tree has 4 nodes at its last (6th) level and a
     fan-out of 6; the binary tree 6 levels, 30 nodes at the last."""
     members = list(range(61))
     binomial = tree_parents("binomial", members, 0)
@@ -53,7 +53,7 @@ def test_shapes_of_section_5():
 
 
 def test_binomial_edges_flip_one_bit():
-    """L121: binomial trees follow e-cube routes (every edge of a whole cube flips one bit)."""
+    """Section 3.3: binomial trees follow e-cube routes (each edge of a whole cube flips a bit)."""
     for root in (0, 5, 63):
         par = tree_parents("binomial", range(64), root)
         for x in range(64):

@@ -1,4 +1,4 @@
-"""The NAS class A skeletons (seed 003, 6.3; extoll_vec/workloads/nas*.py): well-formed
+"""The NAS class A skeletons (Liu and Panda, sec. 6.3; extoll_vec/workloads/nas*.py): well-formed
 programs whose every send meets a receive of its size, message counts that hold what
 docs/reproduction/nas_skeletons.md reports against Table 1, the configuration's checks, and a
 simulated run whose messages into pre-posted buffers are the program's count."""

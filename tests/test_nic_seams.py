@@ -1,4 +1,4 @@
-"""The seams a programmable NI needs (issue 27, seed 002): state per pair of NICs sized from
+"""The seams a programmable NI needs (Bhoedjang et al.'s LFC): state per pair of NICs sized from
 the record, protocol timers in the event pool, a protocol's diagnosis in the error text, and
 the NIC processor's helpers (common.nic_work, pk_clone, proto_retire, proto_resend_at).
 The protocols that use them (LFC) test them in runs; here each is checked on its own."""

@@ -1,5 +1,5 @@
 """The compact pair table (engine/pairs.py, kernels/pairs.py) and the memory refusal before
-anything is allocated (engine/sizing.check_memory), issue 23 items 3 and its acceptance."""
+anything is allocated (engine/sizing.check_memory)."""
 from __future__ import annotations
 
 import os

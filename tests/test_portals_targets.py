@@ -1,6 +1,6 @@
-"""Seed 001's slow-receiver targets at their --quick scale (the 72-node Dragonfly), end to end
-through the CLI on a real LocalCluster (2 worker processes) into real zarr stores: the shape
-each figure needs (one row per setting, the columns the issue names, a real PNG), the
+"""Schneider et al.'s slow-receiver targets at their --quick scale (the 72-node Dragonfly), end to
+end through the CLI on a real LocalCluster (2 worker processes) into real zarr stores: the shape
+each figure needs (one row per setting, the expected columns, a real PNG), the
 physics the figure is about at this scale, and that the CSV and notes equal the copies docs/
 reports (docs/data/quick). The paper-scale figures are in docs/reproduction/portals_dragonfly.md."""
 from __future__ import annotations

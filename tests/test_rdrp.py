@@ -1,4 +1,4 @@
-"""Protocol `rdrp` (seed 001's receiver-driven rendezvous at network level) on a small
+"""Protocol `rdrp` (Schneider et al.'s receiver-driven rendezvous at network level) on a small
 dragonfly: throughput grows with the outstanding transfers allowed and reaches the baseline,
 credits are conserved (the audit, with a negative control), credits go back piggybacked under
 pairwise traffic and in credit packets otherwise, and the validation."""

@@ -1,4 +1,4 @@
-"""Seed 001's chunked receiver-driven rendezvous for rank programs (mpi.rendezvous chunked,
+"""Schneider et al.'s chunked receiver-driven rendezvous for rank programs (mpi.rendezvous chunked,
 kernels/rendezvous.py) beside EXTOLL MPI's single GET: runs complete with every audit passing
 (packets, credits, queues), the first chunk is counted in the unexpected and the expected
 case, outstanding gets pipeline, the single-GET model is unchanged, and the fields are

@@ -164,7 +164,7 @@ def test_replicates_spread_over_stores_are_read_as_one(tmp_path, capsys):
     assert main(["tables", "extoll_patterns", "--from", str(a), "--from", str(b)]) == 0
     assert " 3 " in capsys.readouterr().out
 
-    # negative control: seed 1's copy with another result (another model version)
+    # negative control: the copy of seed 1 with another result (another model version)
     bad = b_ds.copy(deep=True)
     bad["exec_time_us"][0] = bad["exec_time_us"][0] * 1.01
     c = write_zarr(bad, tmp_path / "c.zarr")
@@ -204,7 +204,7 @@ def test_after_a_warm_up_the_skew_is_applied_again_before_the_timed_part():
 
 def test_reference_replicates_after_a_warm_up_are_independent():
     """Every seed gives the reference its own time after a warm-up. (At alltoall-256 with a
-    256-packet FIFO the start draw alone gave two distinct times out of four, issue 24; at
+    256-packet FIFO the start draw alone gave two distinct times out of four; at
     this size it already differs, so the test above is what guards the second draw.)"""
     cfgs = [_tiny(**{"workload.start_skew_ns": 2000, "seed": s}) for s in range(4)]
     ds = simulate(cfgs, max_batch=4)

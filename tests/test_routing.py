@@ -25,7 +25,7 @@ TABLE_TOPOLOGIES = [dict(kind="mesh", dims=(4, 4, 4)), dict(kind="mesh", dims=(5
 
 def synth(routing="table", kind="uniform", topo=DF, vcs=4, **over):
     # 40-flit buffers, not the EXTOLL default of 20: the adaptive routings compare queues
-    # against a 30-flit threshold (seed 001), which needs room to build queues beyond it
+    # against a 30-flit threshold (Schneider et al.), which needs room to build queues beyond it
     d = {"topology": dict(topo), "network": {"routing": routing, "vcs": vcs, "buffer_flits": 40},
          "workload": {"kind": kind, "injection_rate": 1.0, "packet_flits": 4,
                       "warmup_cycles": 500, "measure_cycles": 1500, "drain_cycles": 0}}

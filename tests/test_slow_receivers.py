@@ -1,5 +1,5 @@
-"""Slow receivers (network.slow_nodes / slow_share / slow_factor, seed 001) and pairwise traffic
-(workload.kind pairwise): the seeded choices, the validation, and the physics: a slow node's
+"""Slow receivers (network.slow_nodes / slow_share / slow_factor, Schneider et al.) and pairwise
+traffic (workload.kind pairwise): the seeded choices, the validation, and the physics: a slow node's
 memory sinks 1/slow_factor of the link rate and holds the network back through its ejection
 buffer."""
 from __future__ import annotations
@@ -84,8 +84,8 @@ def test_a_slow_memory_sinks_one_over_its_factor_of_the_link_rate(factor):
 
 def test_one_slow_node_holds_back_the_network_and_the_seed_picks_it():
     """A pairwise dragonfly at full load under adaptive routing loses throughput to one 8x slow
-    receiver (how far the congestion tree spreads at seed 001's scale is its Figure 1's target,
-    not this test's); factor 1 changes nothing; the seed picks the nodes and gives the same
+    receiver (how far the congestion tree spreads at Schneider et al.'s scale is their Figure 1's
+    target, not this test's); factor 1 changes nothing; the seed picks the nodes and gives the same
     result again."""
     base = dict(routing="par", network__buffer_flits=64, packet_flits=16)
     runs = run_batch([cfg(**base), cfg(**base, network__slow_nodes=1, network__slow_factor=8),

@@ -1,4 +1,4 @@
-"""Member threads (issue 23 item 4): a batch whose members advance on k threads at once is
+"""Member threads: a batch whose members advance on k threads at once is
 bit-identical to the serial loop for any k, batch composition and chunking (engine.Batch.run);
 a sweep on one worker with 2 threads writes the same store as on 2 single-threaded workers;
 bad thread counts are refused in one line."""

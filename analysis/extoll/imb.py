@@ -8,8 +8,9 @@ With --out, ``extoll_imb_benchmarks.csv`` holds every benchmark's time (Figures 
 Replicates (seeds with workload.start_skew_ns) give every overhead a standard error; the
 average's is the benchmarks' combined (independent runs): sqrt(sum se^2) / n. The notes check
 that the reference is the lower bound (no benchmark below 0 by more than two standard errors,
-section 7.4) and the Spanish version's claim (seed 004, section 4: at the smallest buffer the
-average overhead is under 2 % with dynamic and over 15 % with static flow control).
+section 7.4) and the Spanish version's claim (the EXTOLL conference paper, section 4: at the
+smallest buffer the average overhead is under 2 % with dynamic and over 15 % with static flow
+control).
 
 The table depends on the store only through the per-benchmark rows, so it is also computed from
 those rows as runs wrote them (``--from-rows extoll_imb_benchmarks.csv``, repeated): the
@@ -35,7 +36,7 @@ BENCH_COLUMNS = ["benchmark", "protocol", "slots_per_process", "time_us", "refer
                  "overhead_pct", "overhead_se_pct", "replicates"]
 ABNORMAL = ("Scatterv", "Reduce_scatter", "Gatherv")
 HEADLINE_PCT = 3.0
-SEED004_PCT = (2.0, 15.0)   # dynamic under, static over (seed 004, section 4)
+SEED004_PCT = (2.0, 15.0)   # dynamic under, static over (EXTOLL conference paper, section 4)
 
 
 def crossing(points: list[tuple[float, float]], limit: float) -> float | None:
@@ -56,8 +57,8 @@ def crossing(points: list[tuple[float, float]], limit: float) -> float | None:
 
 
 def seed004_note(rows: list[list]) -> str:
-    """Seed 004's claim: average overhead under 2 % (dynamic) and over 15 % (static) at the
-    smallest buffer; the slots per process at which both hold."""
+    """The EXTOLL conference paper's claim: average overhead under 2 % (dynamic) and over 15 %
+    (static) at the smallest buffer; the slots per process at which both hold."""
     avg = {(r[0], r[1]): r[2] for r in rows}
     sizes = sorted({s for _, s in avg if ("static", s) in avg and ("dynamic", s) in avg})
     lo, hi = SEED004_PCT

@@ -1,16 +1,15 @@
 """Published values of the EXTOLL paper, transcribed by hand for comparison with our formulas.
 
-Source: ``../shared/seeds/000_c39a29c92d59bfea.txt`` (EXTOLL end-to-end flow control, journal
-version). The text extraction carries no page numbers, so each table cites its section, caption
-and the lines of that file it was copied from. Values are copied as printed: numbers the paper
+Source: the EXTOLL journal paper (Prades, Silla, Duato, Fröning, Nüssle; docs/papers.md). Each
+table cites its section and caption (the *_WHERE strings also name the lines of the text
+extraction it was copied from). Values are copied as printed: numbers the paper
 prints with decimals are kept as strings so that their printed precision is not lost.
 """
 from __future__ import annotations
 
-SOURCE = "../shared/seeds/000_c39a29c92d59bfea.txt"
 
 # Section 5.2, "Table 1: Example of values assigned to threshold depending on the exact formula
-# used" (seed lines 843-865). Columns: credit quota, credit slots, Equation 1, Formula (a),
+# used". Columns: credit quota, credit slots, Equation 1, Formula (a),
 # Formula (b).
 TABLE1_WHERE = "section 5.2, Table 1 (seed lines 843-865)"
 TABLE1_COLUMNS = ("credit_quota", "credit_slots", "eq1", "formula_a", "formula_b")
@@ -27,8 +26,8 @@ TABLE1 = (
     (3, 2, 2, 2, 1),
 )
 
-# Section 5.3, "Table 2: Minimum size of receive buffer that makes the overhead stable" (seed lines
-# 1218-1234), read by the authors from the measured Figure 6(b) (alltoall, 1024 processes, 2 KB).
+# Section 5.3, "Table 2: Minimum size of receive buffer that makes the overhead stable", read
+# by the authors from the measured Figure 6(b) (alltoall, 1024 processes, 2 KB).
 # credit slots -> (receive buffer, data region, credit region), slots per process. The 1-slot row
 # is printed "Unknown; >> 64 slots ? ?": None here.
 TABLE2_WHERE = "section 5.3, Table 2 (seed lines 1218-1234), measured from Figure 6(b)"
@@ -41,12 +40,12 @@ TABLE2 = {
 }
 TABLE2_ROW1_TEXT = "Unknown; >> 64 slots"
 
-# Section 5.3 text before Table 2 (seed lines 1209-1211): receive buffer at which the overhead of
+# Section 5.3 text before Table 2: receive buffer at which the overhead of
 # Figure 6(b) starts decreasing, per credit slots.
 OVERHEAD_DROP_WHERE = "section 5.3 text on Figure 6(b) (seed lines 1209-1211)"
 OVERHEAD_DROP = {1: 38, 2: 39, 3: 40, 4: 41, 5: 42}
 
-# Section 7.5, "Table 3: Total memory consumption, in MB, per receiver" (seed lines 3106-3112),
+# Section 7.5, "Table 3: Total memory consumption, in MB, per receiver",
 # computed by the authors with Eq. 8. Processes as printed ("1K" ... "256K"), values as printed.
 TABLE3_WHERE = "section 7.5, Table 3 (seed lines 3106-3112), from Eq. 8"
 TABLE3_PROCESSES = ("1K", "4K", "16K", "64K", "256K")

@@ -1,5 +1,5 @@
-"""Seed 003's schemes beside EXTOLL's credits on the same workloads and network (issue 26:
-"compare buffer memory per process at equal overhead"): target ``ib_families``.
+"""Liu and Panda's schemes beside EXTOLL's credits on the same workloads and network (to
+compare buffer memory per process at equal overhead): target ``ib_families``.
 
 The sweep (``sweeps/ib/families.yaml``) runs NAS skeletons and an alltoall on the IB testbed's
 network under both families, each on its own MPI layer: the IB schemes with 2 KB pre-posted
@@ -77,7 +77,8 @@ class FamilyReferences(Needs):
         return f"no completed reference point of {' or '.join(lack)}" if lack else None
 
 
-@target("ib_families", "Seed 003's IB schemes beside EXTOLL's credits: buffer memory per process "
+@target("ib_families", "Liu and Panda's IB schemes beside EXTOLL's credits: buffer memory per "
+                       "process "
         "and overhead against each family's reference, NAS skeletons and an alltoall on the IB "
         "testbed's network", needs=FamilyReferences(), sweep=True)
 def ib_families(ds, out_dir=None) -> Table:

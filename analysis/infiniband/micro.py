@@ -1,4 +1,4 @@
-"""Seed 003's micro-benchmarks (section 6.2) as targets, under ib_hardware, ib_static and
+"""Liu and Panda's micro-benchmarks (section 6.2) as targets, under ib_hardware, ib_static and
 ib_dynamic on the 8-node IB testbed (examples.ib_testbed):
 
 - ``ib_latency`` (Figure 2): one-way latency of the ping-pong against the message size, 100
@@ -51,7 +51,7 @@ def _rank_sum(ds, name: str, i: int) -> int:
     return int(ds[name].values[i].sum()) if name in ds else 0
 
 
-@target("ib_latency", "Seed 003 Figure 2: MPI one-way latency against the message size "
+@target("ib_latency", "Liu and Panda, Figure 2: MPI one-way latency against the message size "
         "under the hardware, static and dynamic schemes (100 pre-posted buffers)",
         needs=IbPoints("latency"), sweep=True)
 def ib_latency(ds, out_dir=None) -> Table:
@@ -151,7 +151,7 @@ def _check_notes(bw: dict) -> list[str]:
     return notes
 
 
-@target("ib_bandwidth", "Seed 003 Figures 3-8: MPI bandwidth against the window size, "
+@target("ib_bandwidth", "Liu and Panda, Figures 3-8: MPI bandwidth against the window size, "
         "blocking and non-blocking, 4 B with 100 and 10 pre-posted buffers and 32 KB with 10, "
         "under the hardware, static and dynamic schemes", needs=IbPoints("bandwidth"),
         sweep=True)

@@ -1,4 +1,4 @@
-"""Seed 003's NAS Parallel Benchmarks study (section 6.3) as three targets of one sweep
+"""Liu and Panda's NAS Parallel Benchmarks study (section 6.3) as three targets of one sweep
 (``sweeps/ib/nas.yaml``: the seven class A skeletons under ib_hardware, ib_static and
 ib_dynamic with 100 and 1 pre-posted buffers per connection, replicates by seed):
 
@@ -25,9 +25,8 @@ from ..extoll.common import completed, configs, figure, ratio_se_pct, write_outp
 from .micro import LABEL, SCHEMES
 from ..registry import Needs, Table, target
 
-SOURCE = "../shared/seeds/003_0bbb0b2656b6a2a9.txt"
 ORDER = ("IS", "FT", "LU", "CG", "MG", "BT", "SP")
-# Table 1, "Explicit Credit Messages for User-Level Static Scheme" (seed lines 226-236):
+# Table 1, "Explicit Credit Messages for User-Level Static Scheme" (section 6.3):
 # ECMs and all messages per process, as printed
 TABLE1 = {"IS": (0, 383), "FT": (0, 193), "LU": (9002, 48805), "CG": (0, 4202),
           "MG": (1, 1595), "BT": (0, 28913), "SP": (0, 14531)}
@@ -35,7 +34,7 @@ TABLE1 = {"IS": (0, 383), "FT": (0, 193), "LU": (9002, 48805), "CG": (0, 4202),
 # rendezvous messages per step each, and each skeleton is within 0.1 % of the other's row
 # (docs/reproduction/nas_skeletons.md, "Message counts"): compared with the other's row.
 TABLE1_ROW = {"SP": "BT", "BT": "SP"}
-# Table 2, "Maximum Number of Posted Buffers for User-Level Dynamic Scheme" (lines 238-246)
+# Table 2, "Maximum Number of Posted Buffers for User-Level Dynamic Scheme" (section 6.3)
 TABLE2 = {"IS": 4, "FT": 4, "LU": 63, "CG": 3, "MG": 6, "BT": 7, "SP": 7}
 MANY, FEW = 100, 1    # the pre-post values of Figures 9 and 10
 
@@ -117,7 +116,7 @@ def _pct(a: float, b: float) -> float:
     return 100.0 * (a / b - 1.0)
 
 
-@target("ib_nas_ecm", "Seed 003 Table 1: explicit credit messages and all messages per "
+@target("ib_nas_ecm", "Liu and Panda, Table 1: explicit credit messages and all messages per "
         "process of the NAS skeletons under the static scheme (100 buffers), beside the "
         "other schemes", needs=NasPoints("ib_static", MANY), sweep="ib_nas")
 def ib_nas_ecm(ds, out_dir=None) -> Table:
@@ -173,7 +172,7 @@ def ib_nas_ecm(ds, out_dir=None) -> Table:
     return table
 
 
-@target("ib_nas_buffers", "Seed 003 Table 2: the most buffers the dynamic scheme posts for "
+@target("ib_nas_buffers", "Liu and Panda, Table 2: the most buffers the dynamic scheme posts for "
         "one connection in each NAS skeleton, starting from 1", needs=NasPoints("ib_dynamic"),
         sweep="ib_nas")
 def ib_nas_buffers(ds, out_dir=None) -> Table:
@@ -245,7 +244,7 @@ def _prepost_notes(by: dict) -> list[str]:
     return notes
 
 
-@target("ib_nas_prepost", "Seed 003 Figures 9-10: NAS skeleton run times with 100 pre-posted "
+@target("ib_nas_prepost", "Liu and Panda, Figures 9-10: NAS skeleton run times with 100 pre-posted "
         "buffers per scheme, and their increase from 100 buffers to 1", needs=NasPoints(),
         sweep="ib_nas")
 def ib_nas_prepost(ds, out_dir=None) -> Table:

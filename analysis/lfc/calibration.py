@@ -1,17 +1,17 @@
-"""Calibration of seed 002's testbed (examples.myrinet_testbed) on two of the paper's numbers,
-the others checked (issue 27).
+"""Calibration of Bhoedjang et al.'s testbed (examples.myrinet_testbed) on two of the paper's
+numbers, the others checked.
 
 The paper gives no processing cost of its NIs or hosts (gaps G11, G13 of
 docs/reproduction/myrinet_lfc.md). Two are fitted, each on the number it governs:
 
     fitted  lambda  one scale on the NI processor's per-packet steps (poll, transmit, receive,
                     forwarding descriptor, credit update; their ratios fixed): the 61-node
-                    latency of an empty multicast, 59 us (L168), depends on them alone
+                    latency of an empty multicast, 59 us (section 5.1), depends on them alone
                     (an empty packet's per-KiB cost is negligible)
     fitted  beta    the NI's transmit cost per KiB (protocol.lfc_tx_ns_per_kb): the 61-node
-                    peak blast throughput, 13.3 MB/s (L170), is bound by the root's six copies
-                    per packet once lambda is fixed
-    checked         the 4-node latency 22 us and peak 42.9 MB/s (L168, L170), each within 15 %
+                    peak blast throughput, 13.3 MB/s (section 5.1), is bound by the root's six
+                    copies per packet once lambda is fixed
+    checked         the 4-node latency 22 us and peak 42.9 MB/s (section 5.1), each within 15 %
 
 The two fits are nearly independent (an empty packet hardly sees beta, a 1 KB copy's cost is
 mostly beta); lambda is fitted first, then beta, then lambda again with that beta, until
@@ -35,7 +35,7 @@ from ...engine import Batch
 from ...examples import LFC_BETA, LFC_LAMBDA, lfc_ni_costs, lfc_workload
 from .targets import PAPER
 
-BLAST_BYTES = (16384, 65536, 262144)   # the peak: the best of these (L170's curves rise to it)
+BLAST_BYTES = (16384, 65536, 262144)   # the peak: the best of these (Figure 4's curves rise to it)
 
 
 def with_costs(cfg, lam: float, beta: float):

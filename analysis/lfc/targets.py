@@ -1,4 +1,4 @@
-"""Seed 002's evaluation (section 5) as targets, LFC on the 64-node Myrinet testbed
+"""Bhoedjang et al.'s evaluation (section 5) as targets, LFC on the 64-node Myrinet testbed
 (examples.myrinet_testbed, costs fitted by analysis/lfc/calibration.py), the benchmarks of
 workloads/multicast.py over ranks 0..P-1:
 
@@ -27,11 +27,11 @@ import numpy as np
 from ..extoll.common import completed, configs, figure, write_outputs
 from ..registry import Needs, Table, target
 
-# L168-L170: multicast latency (us) and peak blast throughput (MB/s) on 4 and 61 processors
+# Section 5.1 (Figure 4): multicast latency (us) and peak blast throughput (MB/s), 4 and 61 nodes
 PAPER = {"latency_4": 22.0, "latency_61": 59.0, "peak_4": 42.9, "peak_61": 13.3,
-         "fmmc_peak_61": 7.7}   # L222
-TABLE1 = {"binary": (0.362, 2.7), "binomial": (0.853, 3.5), "chain": (1.000, 59.9)}  # L203-L205
-FIG5_RECOVERIES, FIG5_DL_PACKETS = 0.25, 1.3   # L181: 1 KB packets, per multicast
+         "fmmc_peak_61": 7.7}   # section 5.3
+TABLE1 = {"binary": (0.362, 2.7), "binomial": (0.853, 3.5), "chain": (1.000, 59.9)}  # Table 1
+FIG5_RECOVERIES, FIG5_DL_PACKETS = 0.25, 1.3   # section 5.2 (Figure 5): 1 KB packets, per multicast
 TREES = ("binomial", "binary", "chain")
 KINDS = ("mcast_latency", "mcast_blast", "mcast_alltoall")
 
@@ -98,7 +98,8 @@ def _err(model: float, paper: float) -> float:
 
 
 # ---- Figure 4 ---------------------------------------------------------------------------------
-@target("lfc_multicast", "Seed 002 Figure 4: LFC multicast latency to the last receiver and "
+@target("lfc_multicast", "Bhoedjang et al., Figure 4: LFC multicast latency to the last "
+                         "receiver and "
         "blast throughput against the message size, binomial trees, 4-61 processors",
         needs=LfcPoints(), sweep=True)
 def lfc_multicast(ds, out_dir=None) -> Table:
@@ -152,7 +153,8 @@ def lfc_multicast(ds, out_dir=None) -> Table:
 
 
 # ---- Figure 5 ---------------------------------------------------------------------------------
-@target("lfc_recovery_overhead", "Seed 002 Figure 5: 61-processor blast throughput without "
+@target("lfc_recovery_overhead", "Bhoedjang et al., Figure 5: 61-processor blast throughput "
+                                 "without "
         "(BP) and with (DR) deadlock recovery on binomial trees, 512 B-2 KB packets, and the "
         "false alarms per multicast", needs=LfcPoints(), sweep=True)
 def lfc_recovery_overhead(ds, out_dir=None) -> Table:
@@ -233,7 +235,8 @@ def _tree_notes(blast: dict, a2a: dict, t1: dict) -> list[str]:
     return notes
 
 
-@target("lfc_trees", "Seed 002 Figure 6 and Table 1: binomial, binary and chain trees with "
+@target("lfc_trees", "Bhoedjang et al., Figure 6 and Table 1: binomial, binary and chain trees "
+                     "with "
         "deadlock recovery, 61 processors, single-sender and all-to-all throughput, "
         "recoveries and deadlock-channel packets per multicast", needs=LfcPoints(), sweep=True)
 def lfc_trees(ds, out_dir=None) -> Table:
@@ -275,7 +278,7 @@ def lfc_trees(ds, out_dir=None) -> Table:
 
 
 # ---- Figures 7-8 ---------------------------------------------------------------------------------
-# L226-L237: who is ahead at large messages, per processor count
+# Section 5.3 (Figures 7-8): who is ahead at large messages, per processor count
 FIG78 = {8: "FM/MC ahead", 16: "about equal", 32: "LFC ahead", 61: "LFC ahead"}
 
 
@@ -285,7 +288,8 @@ def _ahead(lfc: float, fm: float) -> str:
     return "about equal" if 1 / 1.05 <= r <= 1.05 else ("LFC ahead" if r > 1 else "FM/MC ahead")
 
 
-@target("lfc_vs_fmmc", "Seed 002 Figures 7-8: LFC (256-byte packets, binary trees, deadlock "
+@target("lfc_vs_fmmc", "Bhoedjang et al., Figures 7-8: LFC (256-byte packets, binary trees, "
+                       "deadlock "
         "recovery) against FM/MC, single-sender and all-to-all throughput on 8-61 processors",
         needs=LfcPoints(), sweep=True)
 def lfc_vs_fmmc(ds, out_dir=None) -> Table:

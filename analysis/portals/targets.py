@@ -1,5 +1,5 @@
-"""Seed 001's slow-receiver figures (section 4.1) as targets: normalized throughput (accepted /
-offered flits per node per cycle) of pairwise permutation traffic on the Dragonfly.
+"""Schneider et al.'s slow-receiver figures (section 4.1) as targets: normalized throughput
+(accepted / offered flits per node per cycle) of pairwise permutation traffic on the Dragonfly.
 
 - ``portals_slow_nodes`` (Figure 1): against the share of slow receivers, 2x and 8x slower,
   mean, standard error and spread (min, max) over random permutations (the seeds of `repeat`).
@@ -138,7 +138,8 @@ def _axes(ax, xlabel: str, title: str, legend: int = 8) -> None:
 
 
 # ---- Figure 1 ---------------------------------------------------------------------------------
-@target("portals_slow_nodes", "Seed 001 Figure 1: normalized throughput of pairwise traffic "
+@target("portals_slow_nodes", "Schneider et al., Figure 1: normalized throughput of pairwise "
+                              "traffic "
         "on the Dragonfly against the share of slow receivers (2x, 8x), spread over "
         "permutations", needs=PairwisePoints(("none",)), sweep=True)
 def portals_slow_nodes(ds, out_dir=None) -> Table:
@@ -185,7 +186,7 @@ def portals_slow_nodes(ds, out_dir=None) -> Table:
 FECN_SETTINGS = ("baseline", "fecn", "fecn_aggressive")
 
 
-@target("portals_fecn", "Seed 001 Figure 4: normalized throughput without congestion "
+@target("portals_fecn", "Schneider et al., Figure 4: normalized throughput without congestion "
         "control, with FECN/BECN and with its aggressive set, against the slow receivers "
         "(2x, 4x, 8x)", needs=PairwisePoints(("fecn",)), sweep=True)
 def portals_fecn(ds, out_dir=None) -> Table:
@@ -233,7 +234,7 @@ def portals_fecn(ds, out_dir=None) -> Table:
 
 
 # ---- Figure 5 ---------------------------------------------------------------------------------
-@target("portals_rdrp", "Seed 001 Figure 5: RDRP's normalized throughput against its "
+@target("portals_rdrp", "Schneider et al., Figure 5: RDRP's normalized throughput against its "
         "outstanding transfers c at 1 % slow receivers (2x, 4x, 8x), and its gain over the "
         "best FECN/BECN setting", needs=PairwisePoints(("rdrp",)), sweep=True)
 def portals_rdrp(ds, out_dir=None) -> Table:

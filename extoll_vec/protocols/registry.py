@@ -1,5 +1,5 @@
 """The protocol registry: one `Protocol` record per flow-control protocol, holding everything the
-code outside its kernel needs to know of it (issue 22: "a protocol is one registered unit").
+code outside its kernel needs to know of it (a protocol is one registered unit).
 
 A protocol is its record (a Python module listed in REGISTERED, exposing PROTOCOLS, a tuple of
 records) and its hooks (a Numba module: functions named after the hooks of HOOKS, optionally
@@ -132,15 +132,16 @@ class Protocol:
     rank_fields: Callable = _zero      # fcr int32 [B, NR, KR]
     node_fields: Callable = _zero      # fcn int32 [B, N, KN]
     node_pair_fields: Callable = _zero  # nn int32 [B, N, N, KNN]: state per pair of NICs (x's
-                              # view of y), independent of the ranks: NI-level credits (seed 002)
+                              # view of y), independent of the ranks: NI-level credits (LFC,
+                              # Bhoedjang et al.)
     node_params: Callable | None = None  # (RunConfig, topology) -> int64 [N, KNP]: npar
     node_param_count: Callable = _zero   # KNP = node_param_count(cfg) (sizing w/o topology)
     timers_alive: Callable = _zero     # cfg -> its protocol timers (common.proto_timer) pending
                               # at once beyond one per node, at most: the event pool's share
     multicast: bool = False   # accepts the multicast ops (workloads' OP_MCAST, OP_IMCAST)
     nic_polls: bool = False   # its NIC's processor takes every packet of the FIFO (INJ_TAKEN)
-                              # as it polls, not when the link is free (seed 002's LANai: the
-                              # send DMA engine moves the bytes while the processor goes on)
+                              # as it polls, not when the link is free (Bhoedjang et al.'s LANai:
+                              # the send DMA engine moves the bytes while the processor goes on)
     diagnose: Callable | None = None   # diagnose(batch, b) -> lines on where a stuck member's
                               # protocol waits (its queues and credits), for describe_error
     check_program: Callable | None = None  # check_program(cfg, program): what the protocol

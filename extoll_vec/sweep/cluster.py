@@ -13,7 +13,7 @@ cluster.yaml (at the repository root; see the comments there)::
 
 Only the section named by `kind` is used; its keys are passed to the cluster class.
 
-Threads per worker (issue 23 item 4): a worker with one thread runs one batch at a time on it.
+Threads per worker: a worker with one thread runs one batch at a time on it.
 A worker this module starts with k > 1 threads (local threads_per_worker, ssh nthreads, slurm/
 pbs cores / processes) declares the Dask resource ``batch: 1``; the sweep then asks one `batch`
 per task, so the worker runs one batch at a time and advances k of its members at once on its

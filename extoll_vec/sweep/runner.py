@@ -213,7 +213,7 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
 
 
 def member_threads(client, threads: int | None = None) -> int:
-    """Threads each batch task uses (issue 23 item 4). 1: a worker runs one single-threaded
+    """Threads each batch task uses. 1: a worker runs one single-threaded
     batch per thread. k > 1: every worker runs one batch at a time (each task asks for the
     worker resource cluster.BATCH_RESOURCE, which a worker started with k threads declares
     once) and advances k of its members at once. `threads` is the spec's threads per worker;

@@ -1,5 +1,5 @@
 """What a Dask worker runs: importable functions (never defined in __main__, so workers use
-the Numba disk cache; see ../shared/notes/ecosystem.md)."""
+the Numba disk cache)."""
 from __future__ import annotations
 
 import os

@@ -4,8 +4,8 @@
     multi_pingpong(...), alltoall_groups(...)   the paper's generators (5.3, 7.2)
     multiphase(...)                        multi-phase alltoalls (7.3)
     imb_program(n, benchmark, bytes, it)   Intel MPI Benchmarks (7.4; algorithms in mpi_coll)
-    latency_program(...), bandwidth_program(...)   seed 003's micro-benchmarks (6.2)
-    nas_program(name, n, iterations)       seed 003's NAS class A skeletons (6.3)
+    latency_program(...), bandwidth_program(...)   Liu and Panda's micro-benchmarks (6.2)
+    nas_program(name, n, iterations)       Liu and Panda's NAS class A skeletons (6.3)
     barrier_rows(ranks), alltoall_rows(...)   row blocks to splice into programs
     synthetic_destinations(kind, n, seed)  per-node destinations for network-only traffic
     skewed(prog, cfg)                      prog with the config's start skew (each rank starts late)

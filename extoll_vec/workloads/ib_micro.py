@@ -1,4 +1,4 @@
-"""The micro-benchmarks of seed 003 (section 6.2), between ranks 0 and 1 (other ranks idle).
+"""The micro-benchmarks of Liu and Panda (section 6.2), between ranks 0 and 1 (other ranks idle).
 
 latency (Figure 2): a ping-pong of blocking sends and receives; the one-way latency is half a
 round trip, averaged over the timed iterations.

@@ -1,4 +1,4 @@
-"""MPI collectives as MPICH 1.2.5 decomposes them (the MPI under MVAPICH 0.9, seed 003's
+"""MPI collectives as MPICH 1.2.5 decomposes them (the MPI under MVAPICH 0.9, Liu and Panda's
 library): the default collective module src/coll/intra_fns_new.c (configure.in:507) of
 MPICH 1.2.5 (repository matthiasdiener/mpich, commit 4836f61d). Every function returns one
 int32 [k, 4] row block per rank (root 0 where rooted; conventions of mpi_coll), cached: the NAS

@@ -1,5 +1,5 @@
-"""The multicast benchmarks of seed 002 (section 5): latency of an empty multicast to the last
-receiver, a single sender's blast, and every member multicasting at once, over the group of
+"""The multicast benchmarks of Bhoedjang et al. (section 5): latency of an empty multicast to the
+last receiver, a single sender's blast, and every member multicasting at once, over the group of
 ranks 0..P-1 (the other ranks idle). The paper says what each measures, not how it was timed;
 the readings (gaps G28-G30 of docs/reproduction/myrinet_lfc.md):
 

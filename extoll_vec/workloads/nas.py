@@ -1,4 +1,4 @@
-"""NAS Parallel Benchmarks (class A) communication skeletons, seed 003 section 6.3: each
+"""NAS Parallel Benchmarks (class A) communication skeletons, Liu and Panda, section 6.3: each
 rank's program is the benchmark's real sequence of MPI calls (partners, sizes, order,
 collectives as MPICH 1.2 decomposes them) with its compute phases between them.
 
@@ -26,7 +26,7 @@ from .registry import Workload
 NAS_BENCHMARKS = ("IS", "FT", "LU", "CG", "MG", "SP", "BT")
 NAS_SQUARE = ("SP", "BT")
 
-# Table 1 of seed 003 (messages per process, static scheme) counts a rendezvous as three
+# Table 1 of Liu and Panda (messages per process, static scheme) counts a rendezvous as three
 # messages: the request and the finish message its sender writes, the reply its receiver does
 RNDV_MESSAGES_SENT, RNDV_MESSAGES_RECEIVED = 2, 1
 

@@ -45,7 +45,7 @@ from extoll_vec.workloads.common import MARK_DONE, MARK_START, compute_chunks
 from extoll_vec.workloads.mpi_coll import Rows
 from extoll_vec.workloads.mpich import mpich_allreduce, mpich_barrier, mpich_bcast, mpich_reduce
 
-# ---- MPI library (MVAPICH 0.9 = MPICH 1.2.5 + InfiniBand device; seed 003 sections 3, 5) ------
+# ---- MPI library (MVAPICH 0.9 = MPICH 1.2.5 + InfiniBand device; Liu and Panda, sec. 3, 5) ---
 CONTEXT_ALLREDUCE_BYTES = 4     # MPIR_Context_alloc: Allreduce(MAX) of one context id (int)
 DP = 8                          # bytes of a double precision word
 INT = 4
@@ -202,7 +202,7 @@ def lu_blocks(n_ranks: int = 8, iterations: int | None = None, compute_scale: fl
               npb: str = "2.4", problem_size: int = 64, warmup: bool = True) -> list[np.ndarray]:
     """NPB LU (SSOR with a 2-D pipelined wavefront) on n_ranks (a power of two, as NPB 2.4
     requires). iterations = itmax = inorm (class A: 250). warmup=False drops the untimed
-    ssor(1) of lu.f (Table 1 of seed 003 matches LU without it, nas_skeletons.md, A5)."""
+    ssor(1) of lu.f (Table 1 of Liu and Panda matches LU without it, nas_skeletons.md, A5)."""
     n = problem_size
     if n_ranks < 1 or n_ranks & (n_ranks - 1):
         raise ValueError("LU (NPB 2.4) needs a power-of-two number of processes")

@@ -1,6 +1,6 @@
 """NAS Parallel Benchmarks IS, FT, CG and MG (MPI, class A) as extoll-vec rank programs.
 
-Communication skeletons of the runs of seed 003 (Liu, Wu, Panda 2004, section 6.3: class A, 8
+Communication skeletons of the runs of Liu and Panda (section 6.3: class A, 8
 processes on 8 nodes, MVAPICH over InfiniBand). Every function returns one int32 [k, 4] row block
 per rank (no OP_END) in the encoding of extoll_vec.workloads.program; assemble() them.
 

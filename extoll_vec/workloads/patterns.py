@@ -109,7 +109,7 @@ def synthetic_destinations(kind: str, n_nodes: int, seed: int, shift: int = 0) -
     shift: node + shift (mod n_nodes); with shift = one dragonfly group every group sends all
     its traffic to the next group (the adversarial pattern of Kim et al. 2008, section 4.2).
     pairwise: a uniformly random perfect matching, drawn from the same stream (a shuffle of the
-    nodes, paired in order): A sends all its traffic to B and B to A (seed 001, section 4.1,
+    nodes, paired in order): A sends all its traffic to B and B to A (Schneider et al., section 4.1,
     whose FECN/BECN and RDRP return marks and credits on the reverse traffic).
     """
     n = int(n_nodes)

@@ -1,4 +1,4 @@
-"""Hooks of the MPI-over-InfiniBand schemes ib_hardware, ib_static and ib_dynamic (seed 003;
+"""Hooks of the MPI-over-InfiniBand schemes ib_hardware, ib_static and ib_dynamic (Liu and Panda;
 extoll_vec/protocols/infiniband/__init__.py says what they model and the readings taken). One module
 for the three: par[P_SCHEME] is 0 (hardware), 1 (static) or 2 (dynamic).
 

@@ -1,5 +1,5 @@
-"""Hooks of FM/MC (seed 002, 2.2; extoll_vec/protocols/lfc/fmmc.py says what is modelled and the
-readings taken). The host holds the flow control: a window per pair for unicast
+"""Hooks of FM/MC (Bhoedjang et al., sec. 2.2; extoll_vec/protocols/lfc/fmmc.py says what is modelled
+and the readings taken). The host holds the flow control: a window per pair for unicast
 (kernels/extoll/window.py) and cached multicast credits from the manager NI; the NIs forward
 and copy to their hosts without credits, through one receive queue each.
 
@@ -222,7 +222,7 @@ def _copy_to(S, par, b, x, m, c, t):
 @inner
 def _forward(S, par, b, x, m, root, t):
     """Kept packet m of root's tree goes on to x's children in that tree (no credit check:
-    FM/MC's NIs forward as packets arrive, L71), a send descriptor each."""
+    FM/MC's NIs forward as packets arrive, section 2.2), a send descriptor each."""
     base = NODE_PARAMS + root * (S.npar[b, x, NP_FANOUT] + 1)
     for k in range(S.npar[b, x, base]):
         t = nic_work(S, b, x, t, S.npar[b, x, NP_FWD])

@@ -1,5 +1,5 @@
-"""Hooks of LFC (seed 002, 3.1; extoll_vec/protocols/lfc/lfc.py says what is modelled and the
-readings taken). Everything happens on the NIs: the host only writes packets into its NI's
+"""Hooks of LFC (Bhoedjang et al., sec. 3.1; extoll_vec/protocols/lfc/lfc.py says what is modelled and
+the readings taken). Everything happens on the NIs: the host only writes packets into its NI's
 send pool (may_send: a free packet in it) and takes delivered ones out of its mailbox.
 
 A packet the NI handles is kept (INJ_TAKEN at the sender, EJ_KEPT at the receiver) while
@@ -103,7 +103,7 @@ def nic_may_inject(S, T, par, b, node, h, now):
 @inner
 def _forward(S, par, b, x, m, root, now):
     """Kept packet m of root's tree goes on to x's children in that tree, in the table's order
-    (first-packet-first-served: as it arrives, L247), a send descriptor each (NP_FWD)."""
+    (first-packet-first-served: as it arrives, section 6), a send descriptor each (NP_FWD)."""
     base = NODE_PARAMS + root * (S.npar[b, x, NP_FANOUT] + 1)
     t = now
     for k in range(S.npar[b, x, base]):

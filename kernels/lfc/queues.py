@@ -1,7 +1,8 @@
-"""An LFC NI's send side (seed 002, 3.1): its credits per destination NI and its blocked-sends
-queues, one per destination, of copies chained through pk.next (extoll_vec/protocols/lfc/lfc.py
-has the state's layout). A copy goes with a credit, or, during a deadlock recovery (section
-4.2), without one on a deadlock channel: flagged with the channel's owner."""
+"""An LFC NI's send side (Bhoedjang et al., sec. 3.1): its credits per destination NI and its
+blocked-sends queues, one per destination, of copies chained through pk.next
+(extoll_vec/protocols/lfc/lfc.py has the state's layout). A copy goes with a credit, or, during a
+deadlock recovery (section 4.2), without one on a deadlock channel: flagged with the channel's
+owner."""
 from extoll_vec.dtypes import ERR_QUEUE, P_FLIT_BYTES
 from extoll_vec.kernels.common import nic_work, proto_resend_at
 from extoll_vec.kernels.jit import inner

@@ -1,4 +1,4 @@
-"""LFC's deadlock recovery (seed 002, section 4): detection from local information only, one
+"""LFC's deadlock recovery (Bhoedjang et al., section 4): detection from local information only, one
 recovery per NI at a time, the deadlocked subtree grown by flagged packets on the initiator's
 deadlock channel and closed by merged acknowledgements. extoll_vec/protocols/lfc/lfc.py says
 which readings the paper leaves open (gaps G14-G19 of docs/reproduction/myrinet_lfc.md).

@@ -1,4 +1,4 @@
-"""Why does static flow control run IMB Allreduce faster than the reference? (issue 24.)
+"""Why does static flow control run IMB Allreduce faster than the reference?
 
     python lab/scripts/allreduce_desync.py                  # 2x2x2, 4x4x1, crossbar16: about a minute
     python lab/scripts/allreduce_desync.py --dims 4x4x4     # the paper's 1024 ranks, about 15 minutes

@@ -1,4 +1,4 @@
-"""What does flow control cost when no send waits for credits? (issue 24, Figure 15.)
+"""What does flow control cost when no send waits for credits? (EXTOLL journal, Figure 15.)
 
     python lab/scripts/credit_floor.py                       # 8x128, 64 slots, about 5 minutes
     python lab/scripts/credit_floor.py --groups 4 --group-size 256 --protocol dynamic
@@ -16,9 +16,9 @@ each remove one candidate cause, every probe against a reference with the same m
 - `backpressure`: the same finite mailbox without credits (hardware back-pressure only):
   whether the buffer itself is too small;
 - `posted_writes=rank`: a credit packet waits behind its own rank's writes only, not the
-  node's (host.posted_writes, issue 24 candidate B);
+  node's (host.posted_writes; candidate B of docs/calibration.md, "The requester model");
 - `fifo never full`: a 100,000-packet requester FIFO, so no CPU ever blocks writing a data or
-  credit packet (issue 24 candidate A's alternative).
+  credit packet (the alternative to candidate A's 256-packet FIFO there).
 
 Printed per case: the measured time and its overhead against its reference; per rank (mean,
 timed part): the time stalled (credits or a full FIFO), the flow-control CPU time, and the

@@ -1,4 +1,4 @@
-"""What makes an IMB benchmark's flow-control overhead? (issue 24, Figure 27.)
+"""What makes an IMB benchmark's flow-control overhead? (EXTOLL journal, Figure 27.)
 
     python lab/scripts/imb_probes.py                            # Reduce and Bcast, about a minute
     python lab/scripts/imb_probes.py --bench Sendrecv --slots 16 --slots 64 --iterations 200

@@ -1,4 +1,4 @@
-"""How deep the NIC injection FIFOs get, and how long ranks block in PIO writes (issue 3).
+"""How deep the NIC injection FIFOs get, and how long ranks block in PIO writes.
 
     python lab/scripts/nic_fifo_depth.py                         # alltoall-256, 16-packet FIFO
     python lab/scripts/nic_fifo_depth.py --fifo 100000           # the probe of reference_minimum.py

@@ -1,4 +1,4 @@
-"""How much of an overhead figure is noise? (issue 3, reading the EXTOLL reproductions.)
+"""How much of an overhead figure is noise? (Reading the EXTOLL reproductions.)
 
     python lab/scripts/overhead_noise.py            # alltoall-256 (4x4 mesh), about 30 s
     python lab/scripts/overhead_noise.py --full     # alltoall-1024 (4x4x4), about 8 minutes

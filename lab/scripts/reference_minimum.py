@@ -1,4 +1,4 @@
-"""Is the run without flow control the fastest? (issue 3, fidelity.)
+"""Is the run without flow control the fastest? (A check of the model's fidelity.)
 
     python lab/scripts/reference_minimum.py            # alltoall-256 (4x4 mesh), about a minute
     python lab/scripts/reference_minimum.py --full     # alltoall-1024 (4x4x4), about 15 minutes

@@ -1,4 +1,4 @@
-"""Which requester model makes the reference the minimum? (issue 24, its decision 3.)
+"""Which requester model makes the reference the minimum? (See docs/calibration.md.)
 
     python lab/scripts/requester_candidates.py                    # alltoall-256, FIFO 16 and 256
     python lab/scripts/requester_candidates.py --fifo 16,256,1024 --seeds 4

@@ -1,9 +1,9 @@
-"""The seams' test protocol (issue 22), written only against the registry and the hooks: every
+"""The seams' test protocol, written only against the registry and the hooks: every
 node may have at most `cap` synthetic packets outstanding (injected, credit not yet back). The
 destination's NIC answers each delivered packet with a one-flit credit packet (PK_PROTO) and
 the source's NIC takes the credit back and wakes its injection. Routers mark a packet that
 leaves an output with more than `mark_queue` packets still queued for it (a FECN-like mark,
-seed 001's marking by queue occupancy); the destination counts marks per node. A per-node
+Schneider et al.'s marking by queue occupancy); the destination counts marks per node. A per-node
 timer halves a recent-marks counter every `period` cycles (a BECN-like decay).
 
 Per-node parameter: the cap (every `cap_every`-th node gets cap // 2, at least 1, to exercise

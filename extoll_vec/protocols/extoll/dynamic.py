@@ -1,6 +1,6 @@
 """EXTOLL dynamic credit-based flow control: where the mailbox can go in a traffic pattern.
 
-Source: ``../shared/seeds/000_c39a29c92d59bfea.txt`` sections 6.2-6.5. Pure arithmetic, no
+Source: the EXTOLL journal paper (docs/papers.md), sections 6.2-6.5. Pure arithmetic, no
 simulation; the simulated protocol is kernels/extoll/dynamic.py.
 
 The static protocol gives every sender the same credit quota, so the receive buffer at which

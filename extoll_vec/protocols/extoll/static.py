@@ -1,9 +1,9 @@
 """EXTOLL static credit-based end-to-end flow control: the paper's closed-form formulas.
 
-Source: ``../shared/seeds/000_c39a29c92d59bfea.txt`` (EXTOLL end-to-end flow control, journal
-version). Section 5.2 (Eq. 1, Eq. 2, Table 1, footnotes 7-8), section 5.3 (Eq. 3-5, Table 2) and
-section 7.5 (Eq. 7-8, Table 3). Pure integer/float arithmetic, no Numba, no simulation; the names
-follow the paper (credit quota, credit slots, threshold, data region, credit region).
+Source: the EXTOLL journal paper (EXTOLL end-to-end flow control, Prades, Silla, Duato, Fröning,
+Nüssle; docs/papers.md). Section 5.2 (Eq. 1, Eq. 2, Table 1, footnotes 7-8), section 5.3 (Eq. 3-5,
+Table 2) and section 7.5 (Eq. 7-8, Table 3). Pure integer/float arithmetic, no Numba, no simulation;
+the names follow the paper (credit quota, credit slots, threshold, data region, credit region).
 
 Vocabulary (section 5.2). A receiver's mailbox is split into a *data region*, divided among the
 processes that may send to it (each one's share is its *credit quota*, one slot = one credit), and
@@ -38,7 +38,7 @@ Ambiguities and the choices made here
    ``data_region >= credit_region >= processes`` where ``processes`` is the number of peers each
    region is split among (the caller chooses n or n - 1). With the same number of peers on both
    sides and divisible sizes this is the per-process ``credit_quota >= credit_slots >= 1``.
-   (The shorter Spanish conference version, seed 004, states a different Eq. 2 instead:
+   (The shorter Spanish version, the EXTOLL conference paper, states a different Eq. 2 instead:
    ``credit quota min = credit slots + 1``, "guaranteeing a threshold of at least 2". The journal
    version's Eq. 2 is the one implemented; Eq. 1's safety does not depend on either.)
 4. Non-divisible regions (footnotes 7 and 8): the paper leaves the rule to the administrator:

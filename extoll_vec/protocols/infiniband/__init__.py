@@ -1,4 +1,4 @@
-"""MPI over InfiniBand flow control, seed 003 (Liu and Panda): pre-posted receive buffers per
+"""MPI over InfiniBand flow control after Liu and Panda: pre-posted receive buffers per
 Reliable Connection and three ways to keep a sender from overrunning them.
 
 The MPI layer (section 3.1) is the engine's: eager messages and rendezvous requests are sends

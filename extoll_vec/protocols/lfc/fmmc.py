@@ -1,5 +1,5 @@
-"""FM/MC, the multicast of Illinois Fast Messages on Myrinet (seed 002, section 2.2; the
-protocol itself is in the paper's [17]), the comparison of seed 002's Figures 7-8: host-level
+"""FM/MC, the multicast of Illinois Fast Messages on Myrinet (Bhoedjang et al., section 2.2;
+the protocol itself is in the paper's [17]), the comparison of their Figures 7-8: host-level
 flow control, with the NIs forwarding multicast packets without any credit of their own.
 
 - Unicast: FM's host-level sliding window (gap G26): `window` credits per pair of processes,
@@ -18,7 +18,7 @@ flow control, with the NIs forwarding multicast packets without any credit of th
   parked token cannot keep a finished run alive). While requests wait it also takes back the
   cached credits of hosts that have no multicast to send (else a host done multicasting
   would keep credits the others starve for).
-- NI forwarding (2.2, L71): each NI forwards a multicast packet to its children in the
+- NI forwarding (section 2.2): each NI forwards a multicast packet to its children in the
   sender's tree (`fmmc_tree`, binary as in FM/MC) as it arrives, without a credit check, and
   copies it to its host by DMA. All received packets share one NI receive queue of
   `fmmc_queue` packets; a packet that finds it full is swapped to host memory and back
@@ -26,8 +26,9 @@ flow control, with the NIs forwarding multicast packets without any credit of th
   processor), counted in fmmc_swaps.
 - The NI processor runs FM/MC's control program with its own per-step costs (`fmmc_*_ns`):
   the same LANai as LFC's, without the credit work.
-- Packets of 256 bytes whose first word is the handler (L226-L228): examples.fmmc_testbed
-  sets mpi.velo_payload 256 and mpi.header_bytes 4, so a 256-byte message takes two packets.
+- Packets of 256 bytes whose first word is the handler (section 5.3, footnote 2):
+  examples.fmmc_testbed sets mpi.velo_payload 256 and mpi.header_bytes 4, so a 256-byte message
+  takes two packets.
 
 Kernel: kernels/lfc/fmmc.py. One rank per node, every message in packets (as LFC).
 """
@@ -264,7 +265,7 @@ _DECLARES = (
           note="multicast credits a host asks the manager for at once (gap G20)"),
     Param("fmmc_mc_buffers", "int", 18, 1, 2**20, "buffers",
           note="multicast host buffers per host: the credits in all (gap G21; 18 fitted on "
-               "seed 002's 7.7 MB/s, docs/reproduction/myrinet_lfc.md)"),
+               "Bhoedjang et al.'s 7.7 MB/s, docs/reproduction/myrinet_lfc.md)"),
     Param("fmmc_manager", "int", -1, -1, 2**19, "node",
           note="the credit manager's NI (-1: the last node; gap G23)"),
     Param("fmmc_queue", "int", 256, 1, 2**20, "packets",

@@ -1,4 +1,4 @@
-"""Myrinet LFC, seed 002 (Bhoedjang, Ruehl, Bal), sections 3.1-3.2: flow control on the
+"""Myrinet LFC as Bhoedjang et al. describe it, sections 3.1-3.2: flow control on the
 network interfaces, a sliding window between every pair of NIs, and multicast forwarded by the
 NIs along each sender's spanning tree under the same credits.
 
@@ -118,14 +118,14 @@ UPDATE_BYTES = 4           # a credit update's payload: the credit count
 
 
 def check_ni_machine(cfg, name: str, what: str) -> None:
-    """Seed 002's machine, LFC's and FM/MC's: MPI-level packets, one process per NI, every
+    """Bhoedjang et al.'s machine, LFC's and FM/MC's: MPI-level packets, one process per NI, every
     message in packets (no rendezvous), no single-copy transfers."""
     from ...config import _check
     _check(not cfg.workload.synthetic, "protocol.name",
            f"none, backpressure, capped, fecn or rdrp for network-only traffic ({what} is "
            "flow control of MPI-level packets)", cfg.protocol.name)
     _check(cfg.mpi.ranks_per_node == 1, "mpi.ranks_per_node",
-           f"1 under {name} (one process per NI, seed 002)", cfg.mpi.ranks_per_node)
+           f"1 under {name} (one process per NI, as in Bhoedjang et al.)", cfg.mpi.ranks_per_node)
     _check(cfg.mpi.eager_threshold == 2**24 - 1, "mpi.eager_threshold",
            f"{2**24 - 1} under {name} (it has no rendezvous: every message goes in packets)",
            cfg.mpi.eager_threshold)
@@ -356,7 +356,7 @@ def diagnose(batch, b) -> list[str]:
 
 _DECLARES = (
     Param("lfc_credits", "int", 8, 1, 4096, "buffers",
-          note="NI receive buffers per sender = send credits per destination (seed 002: 8)"),
+          note="NI receive buffers per sender = send credits per destination (Bhoedjang et al.: 8)"),
     Param("lfc_low_water", "int", 0, 0, 4096, "credits",
           note="a credit update goes when the sender holds at most this many (as the "
                "receiver counts them) and credits are owed"),
@@ -374,12 +374,12 @@ _DECLARES = (
           note="NI processor: a forwarding destination's send descriptor (multicast)"),
     Param("lfc_recovery", "bool", False,
           note="deadlock recovery (section 4): an NI with a blocked packet sends it on its "
-               "deadlock channel (seed 002 runs it for any tree; off in its Figure 4)"),
+               "deadlock channel (Bhoedjang et al. run it for any tree; off in their Figure 4)"),
     Param("lfc_recovery_ns", "float", 1000.0, 0.0, 1e9, "ns",
           note="NI processor: flag a packet, send or take in a recovery's acknowledgement"),
     Param("lfc_tree", "str", "binomial", choices=TREE_KINDS + (USER,),
           note="each sender's multicast spanning tree (3.2, 4)"),
-    # a table written by hand: up to 128 members (twice seed 002's testbed); a longer bound
+    # a table written by hand: up to 128 members (twice Bhoedjang et al.'s testbed); a longer bound
     # would also make every refused-input check build and parse a list that long
     Param("lfc_tree_parents", "ints", (), -1, USER_MAX - 1, length=USER_MAX * USER_MAX,
           note="lfc_tree user: row s (one per member s, the root) gives each member's parent "

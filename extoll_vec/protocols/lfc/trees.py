@@ -1,6 +1,6 @@
-"""Multicast spanning trees of seed 002 (LFC, sections 3.2 and 4) and the static check of the
-network interfaces' buffer dependencies they create. Pure numpy; the LFC protocol turns the
-trees into per-sender forwarding tables (issue 27).
+"""Multicast spanning trees of Bhoedjang et al. (LFC, sections 3.2 and 4) and the static check of
+the network interfaces' buffer dependencies they create. Pure numpy; the LFC protocol turns the
+trees into per-sender forwarding tables.
 
     tree_parents(kind, members, root, seed=0) -> int32 [N]: each node's parent in root's tree
                                          (-1: the root, -2: not a member)
@@ -8,17 +8,17 @@ trees into per-sender forwarding tables (issue 27).
     depths(parents)                   -> int32 [N]: hops from the root (-1: not a member)
     dependency_cycle(trees)           -> a cycle of NI-buffer partitions, or None
 
-Tree kinds (seed 002 L121, L183, L190; the readings where the paper is silent are gap G10 of
-the design notes):
+Tree kinds (Bhoedjang et al., sections 3.3 and 5.2; the readings where the paper is silent are gap
+G10 of the design notes):
 - ``binomial`` (LFC's default): virtual rank v = node XOR root, the parent of v is v with its
   lowest set bit cleared, so every tree edge flips one bit of the node id and follows e-cube
-  routing on the hypercube (L121: "restrict the routes ... to the routes prescribed by e-cube
+  routing on the hypercube (section 3.3: "restrict the routes ... to the routes prescribed by e-cube
   routing, which is deadlock-free"). A member whose parent is not a member (groups that are not
   a whole subcube, e.g. 61 of 64 nodes) is adopted by its nearest member ancestor. On nodes
-  0..60 with root 0: levels of 1, 6, 15, 20, 15, 4 nodes, fan-out 6 (L190).
-- ``binary`` (FM/MC's, L65): heap order over v = (index(node) - index(root)) mod P, the parent
-  of v is (v - 1) // 2. On 61 members: 6 levels, 30 nodes at the last (L190).
-- ``chain``: each member forwards to the next, v - 1 is the parent of v (L119).
+  0..60 with root 0: levels of 1, 6, 15, 20, 15, 4 nodes, fan-out 6 (section 5.2).
+- ``binary`` (FM/MC's, section 2.2): heap order over v = (index(node) - index(root)) mod P, the
+  parent of v is (v - 1) // 2. On 61 members: 6 levels, 30 nodes at the last (section 5.2).
+- ``chain``: each member forwards to the next, v - 1 is the parent of v (section 3.3).
 - ``user`` (in the protocol, not here: user_parents): a table of every member's parent in
   every member's tree, any spanning trees at all (section 3.2, 4: with recovery, "arbitrary
   multicast trees").
@@ -26,10 +26,10 @@ the design notes):
   numpy.random.Generator(PCG64([seed, root])) (any spanning tree shape, for the invariants).
 
 The dependency check (section 4's premise: which trees can deadlock). Every NI splits its
-receive buffers among the sending NIs (L83, L109), so a buffer partition is a pair (y, x): NI
-y's buffers reserved for packets from NI x. A packet of tree T held at NI x, in partition
-(x, parent), that waits for a send credit towards child c, needs partition (c, x): the edge
-(x, parent) -> (c, x). With every member multicasting at once, a cycle of such edges is a
+receive buffers among the sending NIs (sections 3.1 and 3.3, Figure 2), so a buffer partition is a
+pair (y, x): NI y's buffers reserved for packets from NI x. A packet of tree T held at NI x, in
+partition (x, parent), that waits for a send credit towards child c, needs partition (c, x): the
+edge (x, parent) -> (c, x). With every member multicasting at once, a cycle of such edges is a
 possible buffer deadlock; without one, none is (hosts always drain their NIs and credit
 updates need no buffer).
 """

@@ -1,4 +1,4 @@
-"""FECN/BECN congestion notification exactly as seed 001 (section 4.1) implements it in Booksim.
+"""FECN/BECN congestion notification exactly as Schneider et al. implement it in Booksim (sec. 4.1).
 
 - Marking (router_on_forward): a packet leaving an output whose remote queue (the downstream
   input buffer of its VC, or the NIC's ejection buffer on a terminal port) is more than

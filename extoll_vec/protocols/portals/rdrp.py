@@ -1,5 +1,5 @@
-"""The receiver-driven rendezvous protocol at network level, as seed 001 (section 4.1) simulates
-it: "we use the original static permutation traffic pattern but we limit the number of
+"""The receiver-driven rendezvous protocol at network level, as Schneider et al. (section 4.1)
+simulate it: "we use the original static permutation traffic pattern but we limit the number of
 outstanding packets for each node. Each node maintains a number of credits, where each credit
 corresponds to one outstanding packet. As the packets reach their destination, the credits are
 returned to the sender explicitly by piggy-backing them onto regular traffic."
@@ -95,7 +95,7 @@ PROTOCOLS = (
     Protocol("rdrp", 7, hooks="extoll_vec.kernels.portals.rdrp", mailbox="unused",
              parameters=("outstanding",),
              declares=(Param("outstanding", "int", 30, 1, 2**20, "packets",
-                             note="seed 001's c: outstanding 16-flit transfers per node"),),
+                             note="Schneider et al.'s c: outstanding 16-flit transfers per node"),),
              check_run=_check_run, node_fields=lambda cfg: NODE_FIELDS,
              nic_queue=lambda cfg: cfg.protocol.outstanding + 8,
              # a credit packet carries at least one credit, and a node's c are conserved
