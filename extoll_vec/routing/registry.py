@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..dtypes import RT_FLAT
+from ..plugins import Registry
 
 # The record modules, in order (kernel ids follow it). Adding a routing adds one line here.
 REGISTERED = (
@@ -58,40 +59,24 @@ class Routing:
 
 
 # ---- loading -----------------------------------------------------------------------------
-_CACHE: dict[str, Routing] = {}
-_IDS: dict[str, int] = {}
+_ROUTINGS = Registry("routing", REGISTERED, "ROUTINGS")
+names, routing = _ROUTINGS.names, _ROUTINGS.get
 
 
 def registered() -> dict[str, Routing]:
-    """name -> record of every registered routing, in registration order (names unique)."""
-    if not _CACHE:
-        out: dict[str, Routing] = {}
-        for mod in REGISTERED:
-            for rt in importlib.import_module(mod).ROUTINGS:
-                assert rt.name not in out, f"routing {rt.name!r} registered twice"
-                out[rt.name] = rt
-        assert len(out) < RT_FLAT, f"more than {RT_FLAT - 1} routings: widen dtypes.RT_FLAT"
-        assert next(iter(out)) == "table", "the table routing is kernel id 0 (the fast path)"
-        _IDS.update({n: i for i, n in enumerate(out)})
-        _CACHE.update(out)
-    return _CACHE
-
-
-def names() -> tuple[str, ...]:
-    return tuple(registered())
-
-
-def routing(name: str) -> Routing:
-    try:
-        return registered()[name]
-    except KeyError:
-        raise ValueError(f"unknown routing {name!r}") from None
+    """name -> record of every registered routing, in registration order (checked: the table
+    routing first, the kernel ids below RT_FLAT)."""
+    out = _ROUTINGS.records()
+    assert len(out) < RT_FLAT, f"more than {RT_FLAT - 1} routings: widen dtypes.RT_FLAT"
+    assert next(iter(out)) == "table", "the table routing is kernel id 0 (the fast path)"
+    return out
 
 
 def kernel_id(name: str) -> int:
-    """par[P_ROUTING] of a member routed by `name` (with the layered VC assignment)."""
-    registered()
-    return _IDS[name]
+    """par[P_ROUTING] of a member routed by `name` (with the layered VC assignment): its
+    position in registration order."""
+    routing(name)
+    return list(registered()).index(name)
 
 
 # ---- the generated dispatch ----------------------------------------------------------------

@@ -10,9 +10,10 @@ them): a record's check gets config's checker as an argument.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Callable
+
+from ..plugins import Registry
 
 # The record modules, in order. Adding a topology adds one line here.
 REGISTERED = (
@@ -52,25 +53,5 @@ class TopologyKind:
                                     # latencies; None: link_latency for both
 
 
-_CACHE: dict[str, TopologyKind] = {}
-
-
-def registered() -> dict[str, TopologyKind]:
-    """name -> record of every registered kind, in registration order (names unique)."""
-    if not _CACHE:
-        for mod in REGISTERED:
-            for k in importlib.import_module(mod).KINDS:
-                assert k.name not in _CACHE, f"topology {k.name!r} registered twice"
-                _CACHE[k.name] = k
-    return _CACHE
-
-
-def names() -> tuple[str, ...]:
-    return tuple(registered())
-
-
-def kind(name: str) -> TopologyKind:
-    try:
-        return registered()[name]
-    except KeyError:
-        raise ValueError(f"unknown topology kind {name!r}") from None
+_KINDS = Registry("topology kind", REGISTERED, "KINDS")
+registered, names, kind = _KINDS.records, _KINDS.names, _KINDS.get

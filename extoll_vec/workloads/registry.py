@@ -10,9 +10,10 @@ checks get config's checker as an argument.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Callable
+
+from ..plugins import Registry
 
 # The record modules, in order. Adding a workload adds one line here.
 REGISTERED = (
@@ -63,28 +64,8 @@ class Workload:
         return self.destinations is not None
 
 
-_CACHE: dict[str, Workload] = {}
-
-
-def registered() -> dict[str, Workload]:
-    """name -> record of every registered kind, in registration order (names unique)."""
-    if not _CACHE:
-        for mod in REGISTERED:
-            for w in importlib.import_module(mod).WORKLOADS:
-                assert w.name not in _CACHE, f"workload {w.name!r} registered twice"
-                _CACHE[w.name] = w
-    return _CACHE
-
-
-def names() -> tuple[str, ...]:
-    return tuple(registered())
-
-
-def workload(name: str) -> Workload:
-    try:
-        return registered()[name]
-    except KeyError:
-        raise ValueError(f"unknown workload kind {name!r}") from None
+_WORKLOADS = Registry("workload kind", REGISTERED, "WORKLOADS")
+registered, names, workload = _WORKLOADS.records, _WORKLOADS.names, _WORKLOADS.get
 
 
 def synthetic_names() -> tuple[str, ...]:
