@@ -12,7 +12,7 @@ from extoll_vec.config import from_dict
 from extoll_vec.engine import Batch
 from extoll_vec.errors import ConfigError
 from extoll_vec.examples import fmmc_testbed
-from extoll_vec.protocols.lfc.lfc import fmmc as F
+from extoll_vec.protocols.lfc import fmmc as F
 from extoll_vec.workloads import ProgramBuilder
 
 from test_lfc_multicast import _all_multicast, _bcast

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from extoll_vec.analysis.lfc.targets import calibration as cal
+from extoll_vec.analysis.lfc import calibration as cal
 from extoll_vec.examples import LFC_STEPS, myrinet_testbed
 
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extoll_vec.engine import Batch
-from extoll_vec.protocols.lfc.lfc import lfc as L
+from extoll_vec.protocols.lfc import lfc as L
 from extoll_vec.protocols.lfc.trees import dependency_cycle, tree_parents
 from extoll_vec.workloads import ProgramBuilder
 
