@@ -478,7 +478,7 @@ class _ProtocolSection(_Section):
             _check(self.mailbox_slots >= 1, f"{pre}.mailbox_slots", "integer >= 1",
                    self.mailbox_slots)
         if rec.check is not None:
-            rec.check(self, pre)
+            rec.check(self, pre, _check)
         # a field only some protocols may set (Param.exclusive) keeps its default elsewhere, and
         # so does a field of another family's protocols (within a family a field the protocol
         # does not read is ignored: RunConfig.effective; sweeps cross a family's protocols)
@@ -700,7 +700,7 @@ class RunConfig:
                n.slow_nodes)
         check_run = protocol(self.protocol.name).check_run
         if check_run is not None:
-            check_run(self)
+            check_run(self, _check)
 
     def _check_routing(self) -> None:
         n, t = self.network, self.topology

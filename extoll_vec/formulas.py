@@ -9,6 +9,7 @@ A function the kernels compile may call no other function of this module (Numba 
 plain Python function from compiled code); ``eager_packets`` is for Python callers only.
 This file is part of the kernels' cache key (kernels/__init__.py).
 """
+import math
 
 VELO_SLOT_BYTES = 64        # a VELO packet fills one 64-byte mailbox slot (EXTOLL section 2)
 VELO_HEADER_BYTES = 8       # VELO header in the slot, sent on the wire with the packet
@@ -36,3 +37,9 @@ def packet_flits(payload_bytes, overhead_bytes, flit_bytes):
     header and the network header: NetworkConfig.packet_overhead_bytes), rounded up to whole
     flits, at least one."""
     return max(1, (payload_bytes + overhead_bytes + flit_bytes - 1) // flit_bytes)
+
+
+def cycles(ns: float, cycle_ns: float) -> int:
+    """(Python callers only.) Host costs are given in ns; the kernels count whole cycles (rounded up). The credit
+    operation's cost is the exception, kept in fixed point (dtypes.CREDIT_FRAC_BITS)."""
+    return int(math.ceil(ns / cycle_ns - 1e-9))

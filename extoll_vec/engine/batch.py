@@ -9,7 +9,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .. import dtypes as D
-from ..config import RunConfig, check_threads
+from ..config import RunConfig, _check, check_threads
+from ..protocols.registry import registered
 from ..dataset import PROTOCOL_SCHEMA, build_dataset, pad_points, result_sizes, schema_for
 from ..errors import ConfigError, SimulationError
 from ..state import allocate
@@ -246,10 +247,9 @@ def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | N
 def check_protocol_program(cfg: RunConfig, prog) -> None:
     """A program that multicasts (OP_MCAST, OP_IMCAST) needs a protocol that does; and the
     protocol's own requirements of the programs (its record's check_program)."""
-    from ..protocols.registry import registered
     rec = registered()[cfg.protocol.name]
     if rec.check_program is not None:
-        rec.check_program(cfg, prog)
+        rec.check_program(cfg, prog, _check)
     if rec.multicast:
         return
     if np.isin(prog.ops[:, 0], (D.OP_MCAST, D.OP_IMCAST)).any():

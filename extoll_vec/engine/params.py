@@ -3,23 +3,16 @@ batch member (dtypes.P_*), and the topology's tables in the kernels' layout. Uni
 converted here, once, so the kernels count only cycles, bytes and slots."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import dtypes as D
+from ..formulas import cycles
 from ..config import RunConfig
 from ..protocols.registry import hook_mask, protocol
 from ..routing.registry import kernel_id as routing_id
 from ..topology.registry import kind as topology_kind
 from ..workloads.registry import workload
 from ..state import Topo
-
-
-def cycles(ns: float, cycle_ns: float) -> int:
-    """Host costs are given in ns; the kernels count whole cycles (rounded up). The credit
-    operation's cost is the exception, kept in fixed point (dtypes.CREDIT_FRAC_BITS)."""
-    return int(math.ceil(ns / cycle_ns - 1e-9))
 
 
 def topo_arrays(topo, cfg: RunConfig) -> Topo:

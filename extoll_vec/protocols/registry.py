@@ -9,8 +9,8 @@ per-node parameters and audits a finished run through the record, dataset.py add
 and kernels/__init__.py generates the kernels' one dispatch module from the records
 (dispatch_source): Numba cannot read a Python table, so the table is turned into source.
 
-This module and the record modules are Numba-free and do not import config.py at import time
-(config.py imports them); a record's `check` imports config's _check when it runs.
+This module and the record modules are Numba-free and do not import config.py (config.py
+imports them); a record's checks get config's checker as an argument.
 """
 from __future__ import annotations
 
@@ -118,8 +118,10 @@ class Protocol:
     mailbox: str = "finite"   # "unlimited": mailbox_slots must be 0; "finite": >= 1
     parameters: tuple[str, ...] = ()   # protocol: fields it reads besides `name`
     declares: tuple[Param, ...] = ()   # fields it adds to the protocol: section
-    check: Callable | None = None      # check(section, pre): its fields, when it is selected
-    check_run: Callable | None = None  # check_run(RunConfig): what depends on other sections
+    check: Callable | None = None      # check(section, pre, check): its fields, when it is
+                              # selected; check(cond, field, allowed, value) is config's checker
+                              # (records import no config: config imports them)
+    check_run: Callable | None = None  # check_run(RunConfig, check): what depends on other sections
     # The count callables take the RunConfig (a size may depend on the machine: LFC's tree
     # tables have a column block per root node)
     pair_fields: Callable = _zero      # fc int32 [B, NPAIR, K]: K = pair_fields(cfg)
@@ -144,7 +146,7 @@ class Protocol:
                               # the send DMA engine moves the bytes while the processor goes on)
     diagnose: Callable | None = None   # diagnose(batch, b) -> lines on where a stuck member's
                               # protocol waits (its queues and credits), for describe_error
-    check_program: Callable | None = None  # check_program(cfg, program): what the protocol
+    check_program: Callable | None = None  # check_program(cfg, program, check): what the protocol
                               # needs of the rank programs (raises ConfigError)
     nic_queue: Callable = _zero        # PK_PROTO packets a node may queue (cfg -> slots)
     host_queue: Callable = _zero       # packets a node's NIC hands its host at once, at most

@@ -35,8 +35,7 @@ PARAMS = {
 globals().update(D.protocol_slots(PARAMS))
 
 
-def _check_run(cfg):
-    from ...config import _check
+def _check_run(cfg, _check):
     _check(cfg.workload.synthetic, "protocol.name",
            "capped only for network-only traffic (workload uniform or permutation)", "capped")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ... import dtypes as D
 from .. import fc_layout as L
+from ..audit import audit_args
 from .audit import quiescent_problems
 from .params import (P_CREDIT_SLOTS, P_DATA_REGION, P_DYN_REGION, P_QUOTA, P_RETURN_THRESHOLD,
                      P_WINDOW, P_WINDOW_THRESHOLD)
@@ -18,21 +19,18 @@ _CREDIT_PARAMETERS = ("mailbox_slots", "credit_slots", "piggyback")
 
 
 
-def _check_none(pc, pre):
-    from ...config import _check
+def _check_none(pc, pre, _check):
     _check(pc.mailbox_slots == 0, f"{pre}.mailbox_slots",
            "0 for protocol none (its mailbox never fills; use backpressure for a finite one)",
            pc.mailbox_slots)
 
 
-def _check_window(pc, pre):
-    from ...config import _check
+def _check_window(pc, pre, _check):
     _check(1 <= pc.threshold <= pc.window, f"{pre}.threshold", f"1..window ({pc.window})",
            pc.threshold)
 
 
-def _check_credit_run(cfg):
-    from ...config import _check
+def _check_credit_run(cfg, _check):
     p, w = cfg.protocol, cfg.workload
     _check(not w.synthetic, "protocol.name",
            "none for network-only traffic (no ranks, no mailboxes)", p.name)
@@ -63,7 +61,6 @@ def _credit_params(cfg, p):
 def _credit_audit(batch, b):
     if batch.par[b, D.P_SYNTH] != 0:
         return []
-    from ...engine.pairs import audit_args
     return quiescent_problems(*audit_args(batch.S, b), batch.S.fcr[b], batch.par[b])
 
 

@@ -50,6 +50,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as D
+from ...formulas import cycles
+from ..audit import lookup, pairs_of
 from ..fc_layout import PAIR_FIELDS
 from ..registry import Output, Param, Protocol
 
@@ -97,8 +99,7 @@ globals().update(D.protocol_slots(PARAMS))
 SCHEMES = {"ib_hardware": 0, "ib_static": 1, "ib_dynamic": 2}
 
 
-def _check_run(cfg):
-    from ...config import _check
+def _check_run(cfg, _check):
     _check(not cfg.workload.synthetic, "protocol.name",
            "none, backpressure, capped, fecn or rdrp for network-only traffic (the IB "
            "schemes are MPI flow control)", cfg.protocol.name)
@@ -114,7 +115,6 @@ def _check_run(cfg):
 
 
 def _params(cfg, p):
-    from ...engine.params import cycles
     pc = cfg.protocol
     p[P_PREPOST] = pc.prepost
     p[P_RNR] = max(1, cycles(pc.rnr_timeout_us * 1000.0, cfg.network.cycle_ns))
@@ -127,7 +127,6 @@ def _params(cfg, p):
 def _rank_sum(field):
     """Output extractor: field summed over each rank's connections (its row of the table)."""
     def get(batch, b):
-        from ...engine.pairs import pairs_of
         S = batch.S
         x, y = pairs_of(S, b)
         used = y >= 0
@@ -141,7 +140,6 @@ def _posted(batch, b):
     (the peers it exchanged messages with; the dynamic scheme's grown ones included) and
     `prepost` for each connection it never used (MPI over IB connects every pair at
     MPI_Init, section 3.1)."""
-    from ...engine.pairs import pairs_of
     S = batch.S
     x, y = pairs_of(S, b)
     used = (y >= 0) & (x != y)
@@ -154,7 +152,6 @@ def _posted(batch, b):
 
 def _rank_max(field):
     def get(batch, b):
-        from ...engine.pairs import pairs_of
         S = batch.S
         x, y = pairs_of(S, b)
         out = np.zeros(S.rk_pc.shape[1], np.int64)
@@ -168,7 +165,6 @@ def credit_problems(S, b, scheme: int) -> list[str]:
     """Credits conserved per connection s->r (static, dynamic), at any time between calls:
     credits(s) + messages in flight or unprocessed + owed(r) + credits on their way back ==
     buffers r posted for s; no posted buffer overrun (in use <= posted)."""
-    from ...engine.pairs import pairs_of, lookup
     x, y = pairs_of(S, b)
     fc = S.fc[b, :len(x)].astype(np.int64)
     rev = lookup(S, b, y, x)
@@ -203,7 +199,6 @@ def audit(batch, b) -> list[str]:
     S = batch.S
     scheme = int(batch.par[b, P_SCHEME])
     out = credit_problems(S, b, scheme)
-    from ...engine.pairs import pairs_of
     x, y = pairs_of(S, b)
     fc = S.fc[b, :len(x)]
     if (fc[:, I_INUSE] != 0).any() or (fc[:, I_CH_HEAD][y >= 0] >= 0).any():

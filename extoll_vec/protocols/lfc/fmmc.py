@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as D
+from ...formulas import cycles
 from .. import fc_layout as L
 from ..audit import node_counter
 from ..extoll import _check_window, _window_params
@@ -132,7 +133,6 @@ def ring(cfg) -> list[int]:
 
 
 def _node_params(cfg, topo) -> np.ndarray:
-    from ...engine.params import cycles
     pc, ns = cfg.protocol, cfg.network.cycle_ns
     n, F = topo.n_nodes, fanout(cfg)
     out = np.zeros((n, NODE_PARAMS + n * (F + 1)), np.int64)
@@ -151,9 +151,8 @@ def _node_params(cfg, topo) -> np.ndarray:
     return out
 
 
-def _check_run(cfg):
-    from ...config import _check
-    check_ni_machine(cfg, "fmmc", "FM/MC")
+def _check_run(cfg, _check):
+    check_ni_machine(cfg, "fmmc", "FM/MC", _check)
     pc, n = cfg.protocol, cfg.n_nodes
     _check(pc.fmmc_manager < n, "protocol.fmmc_manager",
            f"a node 0..{n - 1}, or -1 (the last node)", pc.fmmc_manager)

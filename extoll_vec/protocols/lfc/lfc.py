@@ -48,6 +48,7 @@ import functools
 import numpy as np
 
 from ... import dtypes as D
+from ...formulas import cycles
 from ..audit import alive_packets, node_counter
 from .trees import TREE_KINDS, tree_children, tree_parents, user_parents
 from ..registry import Output, Param, Protocol
@@ -117,10 +118,9 @@ globals().update(D.protocol_slots(PARAMS))
 UPDATE_BYTES = 4           # a credit update's payload: the credit count
 
 
-def check_ni_machine(cfg, name: str, what: str) -> None:
+def check_ni_machine(cfg, name: str, what: str, _check) -> None:
     """Bhoedjang et al.'s machine, LFC's and FM/MC's: MPI-level packets, one process per NI, every
     message in packets (no rendezvous), no single-copy transfers."""
-    from ...config import _check
     _check(not cfg.workload.synthetic, "protocol.name",
            f"none, backpressure, capped, fecn or rdrp for network-only traffic ({what} is "
            "flow control of MPI-level packets)", cfg.protocol.name)
@@ -133,9 +133,8 @@ def check_ni_machine(cfg, name: str, what: str) -> None:
            cfg.mpi.limic)
 
 
-def _check_run(cfg):
-    from ...config import _check
-    check_ni_machine(cfg, "lfc", "LFC")
+def _check_run(cfg, _check):
+    check_ni_machine(cfg, "lfc", "LFC", _check)
     pc, P = cfg.protocol, group_size(cfg)
     if pc.lfc_tree != USER:
         _check(not pc.lfc_tree_parents, "protocol.lfc_tree_parents",
@@ -151,7 +150,6 @@ def _check_run(cfg):
 
 
 def _cycles(ns, cfg):
-    from ...engine.params import cycles
     return cycles(ns, cfg.network.cycle_ns)
 
 
@@ -217,9 +215,8 @@ def fill_tables(out: np.ndarray, first: int, F: int, children) -> None:
             out[x, base + 1:base + 1 + len(kids)] = kids
 
 
-def check_group_program(cfg, prog) -> None:
+def check_group_program(cfg, prog, _check) -> None:
     """Multicasts go to the group the forwarding tables were built for."""
-    from ...config import _check
     rows = np.isin(prog.ops[:, 0], (D.OP_MCAST, D.OP_IMCAST))
     if rows.any():
         got = sorted(set(prog.ops[rows, 1].tolist()))

@@ -62,8 +62,7 @@ globals().update(D.protocol_slots(PARAMS))
 AGGRESSIVE = {"protocol.fecn_gain": 2.0, "protocol.becn_decay_cycles": 50}   # section 4.1
 
 
-def _check_run(cfg):
-    from ...config import _check
+def _check_run(cfg, _check):
     w = cfg.workload
     _check(w.synthetic, "protocol.name",
            "fecn only for network-only traffic (workload pairwise, permutation, uniform or "
@@ -85,8 +84,7 @@ def _params(cfg, p):
     p[P_DECAY] = pc.becn_decay_cycles
 
 
-def _check(pc, pre):
-    from ...config import _check as check
+def _check(pc, pre, check):
     check(pc.fecn_threshold < 1.0, f"{pre}.fecn_threshold", "< 1 (a share of the queue below "
           "full: marking rises from it to 1 at 100 %)", pc.fecn_threshold)
 

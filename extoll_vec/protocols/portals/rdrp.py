@@ -44,8 +44,7 @@ PARAMS = {
 globals().update(D.protocol_slots(PARAMS))
 
 
-def _check_run(cfg):
-    from ...config import _check
+def _check_run(cfg, _check):
     _check(cfg.workload.synthetic, "protocol.name",
            "rdrp only for network-only traffic (workload pairwise, permutation, uniform or "
            "shift)", "rdrp")
