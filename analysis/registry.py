@@ -123,11 +123,15 @@ class Target:
         return self.needs is not NO_STORE
 
 
+# a target name's prefix -> its family's folder under sweeps/, where the two differ
+FOLDERS = {"ib": "infiniband"}
+
+
 def spec_of(name: str) -> str:
     """The spec (under sweeps/, without .yaml) of target `name`: ``extoll_imb`` ->
-    ``extoll/imb``, the first ``_`` a folder."""
+    ``extoll/imb``, the part before the first ``_`` the family's folder (FOLDERS)."""
     family, _, rest = name.partition("_")
-    return f"{family}/{rest}" if rest else name
+    return f"{FOLDERS.get(family, family)}/{rest}" if rest else name
 
 
 TARGETS: dict[str, Target] = {}

@@ -83,7 +83,7 @@ def _dragonfly(p: int, a: int, h: int) -> RunConfig:
     PAR (bias 2, threshold 30 flits); what the paper leaves to Booksim's iq_router: output
     buffers unbounded but by the downstream credits (4 VCs x 256 flits) and a 3-cycle
     pipeline (its dragonfly example's VC, switch and crossbar stages; docs/reproduction/
-    portals_dragonfly.md says what each changes); pairwise permutation traffic at offered
+    docs/reproduction/portals.md says what each changes); pairwise permutation traffic at offered
     load 1.0, run until the throughput of successive 2000-cycle windows varies by under 5 %
     (at most 20 windows) after 5000 cycles of warm-up: slow receivers' congestion trees take
     3000-5000 cycles to grow, and 1000-cycle windows converge before they have
@@ -173,7 +173,7 @@ def myrinet_testbed(credits: int = 8, packet_bytes: int = 1024) -> dict:
     routing), 1.28 Gbit/s links (160 MB/s: 4-byte flits of 25 ns), NIs on a 33 MHz, 32-bit
     PCI bus (132 MB/s), LFC with 8 buffers of 1 KB per sender. Switch latency, the LFC
     header and every host and NI processor cost are not in the paper: the values here are
-    placeholders until the calibration (docs/reproduction/myrinet_lfc.md) fits them."""
+    placeholders until the calibration (docs/reproduction/lfc.md) fits them."""
     flits = -(-(max(packet_bytes, 2048) + 16) // 4)
     return {
         "topology": {"kind": "hypercube", "cube_dim": 4, "p": 4},

@@ -1,7 +1,7 @@
 """Bhoedjang et al.'s testbed is calibrated on two numbers (analysis/lfc/calibration.py): the NI
 processor's per-packet scale on the 61-node multicast latency, its per-KiB transmit cost on the
 61-node peak throughput. The values in force must reproduce both within 1 %; the checked
-numbers are reported in docs/reproduction/myrinet_lfc.md."""
+numbers are reported in docs/reproduction/lfc.md."""
 from __future__ import annotations
 
 import pytest

@@ -1,7 +1,7 @@
 """Bhoedjang et al.'s targets at their --quick scale, end to end through the CLI on a real
 LocalCluster (2 worker processes) into real zarr stores: one row per point, a real PNG, the CSV
 and notes equal to docs/data/quick's copies, and the shapes the paper states that the reduced
-scale already shows (the paper-scale figures: docs/reproduction/myrinet_lfc.md)."""
+scale already shows (the paper-scale figures: docs/reproduction/lfc.md)."""
 from __future__ import annotations
 
 import pytest

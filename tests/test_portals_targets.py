@@ -2,7 +2,7 @@
 end through the CLI on a real LocalCluster (2 worker processes) into real zarr stores: the shape
 each figure needs (one row per setting, the expected columns, a real PNG), the
 physics the figure is about at this scale, and that the CSV and notes equal the copies docs/
-reports (docs/data/quick). The paper-scale figures are in docs/reproduction/portals_dragonfly.md."""
+reports (docs/data/quick). The paper-scale figures are in docs/reproduction/portals.md."""
 from __future__ import annotations
 
 import pytest

@@ -1,7 +1,7 @@
 """Liu and Panda's schemes beside EXTOLL's credits on the same workloads and network (to
 compare buffer memory per process at equal overhead): target ``ib_families``.
 
-The sweep (``sweeps/ib/families.yaml``) runs NAS skeletons and an alltoall on the IB testbed's
+The sweep (``sweeps/infiniband/families.yaml``) runs NAS skeletons and an alltoall on the IB testbed's
 network under both families, each on its own MPI layer: the IB schemes with 2 KB pre-posted
 buffers per connection and the testbed's host costs, EXTOLL's protocols with a mailbox of
 64-byte VELO slots and the EXTOLL fit's host costs (a flow_control axis zipping the protocol,

@@ -1,5 +1,5 @@
 """Liu and Panda's NAS Parallel Benchmarks study (section 6.3) as three targets of one sweep
-(``sweeps/ib/nas.yaml``: the seven class A skeletons under ib_hardware, ib_static and
+(``sweeps/infiniband/nas.yaml``: the seven class A skeletons under ib_hardware, ib_static and
 ib_dynamic with 100 and 1 pre-posted buffers per connection, replicates by seed):
 
 - ``ib_nas_ecm`` (Table 1): explicit credit messages and all messages per process under the

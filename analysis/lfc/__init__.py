@@ -1,1 +1,1 @@
-"""Bhoedjang et al.'s targets (docs/reproduction/myrinet_lfc.md)."""
+"""Bhoedjang et al.'s targets (docs/reproduction/lfc.md)."""

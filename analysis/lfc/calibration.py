@@ -2,7 +2,7 @@
 numbers, the others checked.
 
 The paper gives no processing cost of its NIs or hosts (gaps G11, G13 of
-docs/reproduction/myrinet_lfc.md). Two are fitted, each on the number it governs:
+docs/reproduction/lfc.md). Two are fitted, each on the number it governs:
 
     fitted  lambda  one scale on the NI processor's per-packet steps (poll, transmit, receive,
                     forwarding descriptor, credit update; their ratios fixed): the 61-node

@@ -1,1 +1,1 @@
-"""Schneider et al.'s targets (docs/reproduction/portals_dragonfly.md)."""
+"""Schneider et al.'s targets (docs/reproduction/portals.md)."""

@@ -1,7 +1,7 @@
 """The multicast benchmarks of Bhoedjang et al. (section 5): latency of an empty multicast to the
 last receiver, a single sender's blast, and every member multicasting at once, over the group of
 ranks 0..P-1 (the other ranks idle). The paper says what each measures, not how it was timed;
-the readings (gaps G28-G30 of docs/reproduction/myrinet_lfc.md):
+the readings (gaps G28-G30 of docs/reproduction/lfc.md):
 
 - mcast_latency (Figure 4 top, "the latency observed by the last receiver of each (empty)
   multicast message"): `warmup` rounds of (rank 0 multicasts, the members receive, a barrier

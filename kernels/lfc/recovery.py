@@ -1,7 +1,7 @@
 """LFC's deadlock recovery (Bhoedjang et al., section 4): detection from local information only, one
 recovery per NI at a time, the deadlocked subtree grown by flagged packets on the initiator's
 deadlock channel and closed by merged acknowledgements. extoll_vec/protocols/lfc/lfc.py says
-which readings the paper leaves open (gaps G14-G19 of docs/reproduction/myrinet_lfc.md).
+which readings the paper leaves open (gaps G14-G19 of docs/reproduction/lfc.md).
 
 State: fcn[b, x, CN_REC] 1 while x's own recovery runs, CN_RR the queue it served last;
 nn[b, x, o, NN_DL_*] x's part in owner o's recovery: the packet in o's deadlock buffer at x,

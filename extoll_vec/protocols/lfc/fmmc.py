@@ -264,7 +264,7 @@ _DECLARES = (
           note="multicast credits a host asks the manager for at once (gap G20)"),
     Param("fmmc_mc_buffers", "int", 18, 1, 2**20, "buffers",
           note="multicast host buffers per host: the credits in all (gap G21; 18 fitted on "
-               "Bhoedjang et al.'s 7.7 MB/s, docs/reproduction/myrinet_lfc.md)"),
+               "Bhoedjang et al.'s 7.7 MB/s, docs/reproduction/lfc.md)"),
     Param("fmmc_manager", "int", -1, -1, 2**19, "node",
           note="the credit manager's NI (-1: the last node; gap G23)"),
     Param("fmmc_queue", "int", 256, 1, 2**20, "packets",

@@ -16,7 +16,7 @@ keeping the buffer, and its senders run out of credits). A multicast packet (ran
 to its own children as it arrives. The buffer is free once the packet is in host memory and every child's copy has left; its credit
 goes back piggybacked on the next packet to that sender, or in a credit update once the
 receiver counts the sender at no more than `lfc_low_water` credits or owes `lfc_update_owed`
-(the paper gives neither value: gap G5 of docs/reproduction/myrinet_lfc.md).
+(the paper gives neither value: gap G5 of docs/reproduction/lfc.md).
 
 Deadlock recovery (section 4, `lfc_recovery`): trees other than binomial can fill a cycle of
 partitions (lfc_trees.dependency_cycle). An NI "assumes deadlock as soon as it finds that it
