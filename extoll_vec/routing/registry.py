@@ -55,7 +55,7 @@ class Routing:
                                     # network-only traffic)
     problem: Callable = _no_problem  # problem(RunConfig) -> what it needs besides the above, as
                                     # the "allowed" text of the refusal, or None
-    note: str = ""                  # one line: what it is (error messages, `extoll-vec` help)
+    note: str = ""                  # one line: what it is (for a reader of the registry)
 
 
 # ---- loading -----------------------------------------------------------------------------
