@@ -8,7 +8,7 @@ import pytest
 from extoll_vec import dtypes as D
 from extoll_vec.config import MpiConfig, from_dict
 from extoll_vec.engine import RESULT_VARIABLES, Batch, check_invariants, run_batch, simulate
-from extoll_vec.engine.pairs import lookup
+from extoll_vec.protocols.audit import lookup
 from extoll_vec.errors import SimulationError
 from extoll_vec.examples import get_example
 from extoll_vec.kernels.fc_fields import F_SEQ_RX, F_SEQ_TX

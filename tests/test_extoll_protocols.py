@@ -19,7 +19,7 @@ from extoll_vec.engine import Batch, run_batch, simulate
 from extoll_vec.errors import ConfigError
 from extoll_vec.kernels import fc_fields as F
 from extoll_vec.kernels import sim
-from extoll_vec.engine.pairs import audit_args, dense_fc
+from extoll_vec.protocols.audit import audit_args, dense_fc
 from extoll_vec.protocols.extoll import params as XP
 from extoll_vec.protocols.extoll.audit import credit_problems, quiescent_problems
 from extoll_vec.workloads import ProgramBuilder

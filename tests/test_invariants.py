@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from extoll_vec.config import from_dict
 from extoll_vec.engine import Batch
-from extoll_vec.engine.pairs import dense_fc, pairs_of
+from extoll_vec.protocols.audit import dense_fc, pairs_of
 from extoll_vec.kernels.extoll.window import F_CREDITS, F_RETRIEVED
 from extoll_vec.workloads import ProgramBuilder
 

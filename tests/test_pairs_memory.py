@@ -14,7 +14,8 @@ from extoll_vec import dtypes as D
 from extoll_vec.config import from_dict
 from extoll_vec.engine import Batch
 from extoll_vec.errors import SimulationError
-from extoll_vec.engine.pairs import lookup, pair_table, pairs_of
+from extoll_vec.engine.pairs import pair_table
+from extoll_vec.protocols.audit import lookup, pairs_of
 from extoll_vec.workloads import ProgramBuilder, build_program
 
 BIG = """topology: {kind: mesh, dims: [16, 16, 16]}

@@ -8,10 +8,9 @@ import numpy as np
 
 from .. import dtypes as D
 from ..errors import SimulationError
-from ..protocols.audit import alive_packets
-from ..protocols.registry import protocol_with_id
+from ..protocols.audit import alive_packets, lookup, pairs_of
 from ..protocols.fc_layout import F_SEQ_RX, F_SEQ_TX
-from .pairs import lookup, pairs_of
+from ..protocols.registry import protocol_with_id
 from ..routing.deadlock import buffer_id, describe_cycle, find_cycle
 
 

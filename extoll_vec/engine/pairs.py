@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..protocols.audit import audit_args, dense_fc, lookup, pairs_of  # noqa: F401 (the views)
-
 from ..protocols.registry import protocol
 
 

@@ -169,7 +169,7 @@ def _group_size(w) -> int:
 
 
 def _check_groups(w, pre, check) -> None:
-    gs = w.group_size or w.ranks // w.groups
+    gs = _group_size(w)
     check(gs >= 2 and gs * w.groups <= w.ranks, f"{pre}.group_size",
           f"groups x group_size <= ranks ({w.ranks}) and group_size >= 2", gs)
 
