@@ -1,15 +1,14 @@
 """Liu and Panda's schemes beside EXTOLL's credits on the same workloads and network (to
 compare buffer memory per process at equal overhead): target ``ib_families``.
 
-The sweep (``sweeps/infiniband/families.yaml``) runs NAS skeletons and an alltoall on the IB testbed's
-network under both families, each on its own MPI layer: the IB schemes with 2 KB pre-posted
-buffers per connection and the testbed's host costs, EXTOLL's protocols with a mailbox of
-64-byte VELO slots and the EXTOLL fit's host costs (a flow_control axis zipping the protocol,
-its buffers, the packet size, the rendezvous and the host). Each family's overhead is against
-its own reference: ib_hardware with 100 buffers (none are dropped), EXTOLL's `none` (a mailbox
-that never fills). Buffer memory per process: IB, the buffers a rank has posted at the end
-over its n - 1 connections (output ib_posted) x 2 KB; EXTOLL, its mailbox slots x 64 bytes.
-"""
+The sweep (``sweeps/infiniband/families.yaml``) runs NAS skeletons and an alltoall on the IB
+testbed's network under both families, each on its own MPI layer: the IB schemes with 2 KB
+pre-posted buffers per connection and the testbed's host costs, EXTOLL's protocols with a mailbox of
+64-byte VELO slots and the EXTOLL fit's host costs (a flow_control axis zipping the protocol, its
+buffers, the packet size, the rendezvous and the host). Each family's overhead is against its own
+reference: ib_hardware with 100 buffers (none are dropped), EXTOLL's `none` (a mailbox that never
+fills). Buffer memory per process: IB, the buffers a rank has posted at the end over its n - 1
+connections (output ib_posted) x 2 KB; EXTOLL, its mailbox slots x 64 bytes."""
 from __future__ import annotations
 
 import dataclasses
@@ -78,9 +77,8 @@ class FamilyReferences(Needs):
 
 
 @target("ib_families", "Liu and Panda's IB schemes beside EXTOLL's credits: buffer memory per "
-                       "process "
-        "and overhead against each family's reference, NAS skeletons and an alltoall on the IB "
-        "testbed's network", needs=FamilyReferences(), sweep=True)
+        "process and overhead against each family's reference, NAS skeletons and an alltoall on "
+        "the IB testbed's network", needs=FamilyReferences(), sweep=True)
 def ib_families(ds, out_dir=None) -> Table:
     ds = completed(ds)
     runs: dict[tuple, list[tuple[float, float]]] = defaultdict(list)

@@ -98,9 +98,8 @@ def _err(model: float, paper: float) -> float:
 
 
 # ---- Figure 4 ---------------------------------------------------------------------------------
-@target("lfc_multicast", "Bhoedjang et al., Figure 4: LFC multicast latency to the last "
-                         "receiver and "
-        "blast throughput against the message size, binomial trees, 4-61 processors",
+@target("lfc_multicast", "Bhoedjang et al., Figure 4: LFC multicast latency to the last receiver "
+        "and blast throughput against the message size, binomial trees, 4-61 processors",
         needs=LfcPoints(), sweep=True)
 def lfc_multicast(ds, out_dir=None) -> Table:
     pts = [p for p in _points(ds) if p["kind"] in KINDS[:2]]
@@ -154,9 +153,8 @@ def lfc_multicast(ds, out_dir=None) -> Table:
 
 # ---- Figure 5 ---------------------------------------------------------------------------------
 @target("lfc_recovery_overhead", "Bhoedjang et al., Figure 5: 61-processor blast throughput "
-                                 "without "
-        "(BP) and with (DR) deadlock recovery on binomial trees, 512 B-2 KB packets, and the "
-        "false alarms per multicast", needs=LfcPoints(), sweep=True)
+        "without (BP) and with (DR) deadlock recovery on binomial trees, 512 B-2 KB packets, and "
+        "the false alarms per multicast", needs=LfcPoints(), sweep=True)
 def lfc_recovery_overhead(ds, out_dir=None) -> Table:
     pts = [p for p in _points(ds) if p["kind"] == "mcast_blast"]
     key = lambda p: (p["packet_bytes"], p["message_bytes"])   # noqa: E731
@@ -236,8 +234,7 @@ def _tree_notes(blast: dict, a2a: dict, t1: dict) -> list[str]:
 
 
 @target("lfc_trees", "Bhoedjang et al., Figure 6 and Table 1: binomial, binary and chain trees "
-                     "with "
-        "deadlock recovery, 61 processors, single-sender and all-to-all throughput, "
+        "with deadlock recovery, 61 processors, single-sender and all-to-all throughput, "
         "recoveries and deadlock-channel packets per multicast", needs=LfcPoints(), sweep=True)
 def lfc_trees(ds, out_dir=None) -> Table:
     pts = [p for p in _points(ds) if p["kind"] in KINDS[1:]]
@@ -289,8 +286,8 @@ def _ahead(lfc: float, fm: float) -> str:
 
 
 @target("lfc_vs_fmmc", "Bhoedjang et al., Figures 7-8: LFC (256-byte packets, binary trees, "
-                       "deadlock "
-        "recovery) against FM/MC, single-sender and all-to-all throughput on 8-61 processors",
+        "deadlock recovery) against FM/MC, single-sender and all-to-all throughput on 8-61 "
+        "processors",
         needs=LfcPoints(), sweep=True)
 def lfc_vs_fmmc(ds, out_dir=None) -> Table:
     pts = [p for p in _points(ds, ("lfc", "fmmc")) if p["kind"] in KINDS[1:]]

@@ -139,8 +139,7 @@ def _axes(ax, xlabel: str, title: str, legend: int = 8) -> None:
 
 # ---- Figure 1 ---------------------------------------------------------------------------------
 @target("portals_slow_nodes", "Schneider et al., Figure 1: normalized throughput of pairwise "
-                              "traffic "
-        "on the Dragonfly against the share of slow receivers (2x, 8x), spread over "
+        "traffic on the Dragonfly against the share of slow receivers (2x, 8x), spread over "
         "permutations", needs=PairwisePoints(("none",)), sweep=True)
 def portals_slow_nodes(ds, out_dir=None) -> Table:
     gs = {k: g for k, g in groups(ds).items() if k[0] == "baseline"}
@@ -187,8 +186,8 @@ FECN_SETTINGS = ("baseline", "fecn", "fecn_aggressive")
 
 
 @target("portals_fecn", "Schneider et al., Figure 4: normalized throughput without congestion "
-        "control, with FECN/BECN and with its aggressive set, against the slow receivers "
-        "(2x, 4x, 8x)", needs=PairwisePoints(("fecn",)), sweep=True)
+        "control, with FECN/BECN and with its aggressive set, against the slow receivers (2x, 4x, "
+        "8x)", needs=PairwisePoints(("fecn",)), sweep=True)
 def portals_fecn(ds, out_dir=None) -> Table:
     gs = groups(ds)
     factors = sorted({f for _s, f, n in gs if n > 0})
@@ -235,8 +234,8 @@ def portals_fecn(ds, out_dir=None) -> Table:
 
 # ---- Figure 5 ---------------------------------------------------------------------------------
 @target("portals_rdrp", "Schneider et al., Figure 5: RDRP's normalized throughput against its "
-        "outstanding transfers c at 1 % slow receivers (2x, 4x, 8x), and its gain over the "
-        "best FECN/BECN setting", needs=PairwisePoints(("rdrp",)), sweep=True)
+        "outstanding transfers c at 1 % slow receivers (2x, 4x, 8x), and its gain over the best "
+        "FECN/BECN setting", needs=PairwisePoints(("rdrp",)), sweep=True)
 def portals_rdrp(ds, out_dir=None) -> Table:
     gs = {k: g for k, g in groups(ds).items() if k[2] > 0}
     factors = sorted({f for _s, f, _n in gs})
