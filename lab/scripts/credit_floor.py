@@ -1,9 +1,10 @@
-"""What does flow control cost when no send waits for credits? (EXTOLL journal, Figure 15.)
+"""What does flow control cost when no send waits for credits? (The EXTOLL conference paper's
+concurrent groups, recorded earlier as the journal's Figure 15.)
 
     python lab/scripts/credit_floor.py                       # 8x128, 64 slots, about 5 minutes
     python lab/scripts/credit_floor.py --groups 4 --group-size 256 --protocol dynamic
 
-Figure 15's 8x128 pattern at 64 slots per process costs 7-8 % over the reference at paper
+The 8x128 concurrent groups at 64 slots per process cost 7-8 % over the reference at paper
 scale with no send delayed in the timed alltoall (docs/reproduction/extoll.md,
 extoll_patterns). This runs that point (alltoall-1024 in concurrent groups, one untimed and
 one timed alltoall, ranks leaving the barrier up to 2 us apart, one seed) beside probes that
@@ -66,7 +67,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     add_option(ap)
     args = ap.parse_args()
-    args.full = True     # Figure 15 is a 1024-rank figure
+    args.full = True     # the concurrent groups are a 1024-rank figure
     base = example_config(ap, args, **{
         "workload.groups": args.groups, "workload.group_size": args.group_size,
         "workload.start_skew_ns": 2000, "protocol.credit_slots": 2, "seed": args.seed})
