@@ -23,10 +23,15 @@ Exchange      all ranks: ISEND X to r+1 and r-1, RECV X from r-1 and r+1, WAITAL
 Allreduce     recursive doubling (Open MPI for vectors < 10000 B): even ranks < 2e SEND X to
               rank+1 and get the result back at the end; log2(p) sendrecv steps of X between
               partners newrank ^ 2**k.
-Reduce        binomial tree (MPICH's short-message choice; Open MPI 1.x picks a segmented
-              binary tree here): each rank RECVs X from each child, SENDs X to its parent.
-Bcast         binomial tree (Open MPI below 2 KB, MPICH below 12 KB): RECV X from the parent,
-              ISEND X to each child, WAITALL.
+Reduce        binomial tree, unsegmented: each rank RECVs X from each child, SENDs X to its
+              parent. Departs from Open MPI at X = 2 KB: its fixed rules (1.6.5 and 1.8.4,
+              coll_tuned_decision_fixed.c, reduce: "(message_size < 2048)" is unsegmented,
+              else "Binomial_1K") send 1 KB segments pipelined up the binomial tree
+              (lab/extoll/imb_collectives.md).
+Bcast         binomial tree, unsegmented (Open MPI below 2 KB, MPICH below 12 KB): RECV X from
+              the parent, ISEND X to each child, WAITALL. Departs from Open MPI at X = 2 KB,
+              where its rule ("message_size < small_message_size", 2048) gives way to a split
+              binary tree with 1 KB segments.
 Barrier       dissemination barrier (Open MPI "bruck"), ceil(log2 n) rounds of 0-byte messages;
               X is not used.
 Alltoall      Open MPI basic_linear (its choice for blocks of 200..3000 B): IRECV X from every
