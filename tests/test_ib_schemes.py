@@ -5,11 +5,13 @@ posted buffers (dynamic)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extoll_vec.config import from_dict
 from extoll_vec.engine import Batch
+from extoll_vec.errors import SimulationError
 from extoll_vec.examples import get_example, ib_testbed
 from extoll_vec.protocols.infiniband import SCHEMES, credit_problems
 from extoll_vec.workloads import ProgramBuilder
@@ -118,6 +120,26 @@ def test_with_enough_buffers_the_three_schemes_agree():
     assert quiet["ib_ecm_sent"].sum() == 0
     t = quiet["exec_time_us"]
     assert t.max() <= 1.01 * t.min()
+
+
+def test_the_literal_ecm_threshold_starves_one_buffer_and_names_the_connection():
+    """protocol.ecm_clamp false (section 6.3.1 read literally: an ECM once 5 credits are owed):
+    with one buffer per connection a window of sends starves (the receiver owes 1 credit and
+    nothing carries it back); the run stops and says which connection waits. The clamp (the
+    default) keeps it live, and above 5 posted buffers the two rules agree."""
+    cfg = get_example("ib-bandwidth").replace(**{"protocol.name": "ib_static",
+                                                  "protocol.prepost": 1,
+                                                  "workload.message_bytes": 1024})
+    Batch([cfg]).run()
+    with pytest.raises(SimulationError, match=r"deadlock.*connection 0 -> 1: no credit, \d+ "
+                       r"sends waiting; rank 1 owes 1 credits for 1 buffers posted \(an ECM at 5\)"):
+        Batch([cfg.replace(**{"protocol.ecm_clamp": False})]).run()
+    wide = {"protocol.name": "ib_static", "protocol.prepost": 10, "workload.message_bytes": 1024}
+    a = Batch([get_example("ib-bandwidth").replace(**wide)])
+    a.run()
+    b = Batch([get_example("ib-bandwidth").replace(**wide, **{"protocol.ecm_clamp": False})])
+    b.run()
+    assert a.S.now[0] == b.S.now[0] and a.S.events[0] == b.S.events[0]
 
 
 def test_bad_ib_input_is_one_line_naming_the_field(capsys):

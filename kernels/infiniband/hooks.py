@@ -20,6 +20,7 @@ from extoll_vec.protocols.infiniband import (I_A_GIVEN, I_A_GOT, I_A_RETR, I_A_S
                                             I_FLAGGED, I_INUSE, I_MAXPOSTED, I_MSGS, I_NAKS,
                                             I_OWED,
                                             I_POSTED, I_RNR_WAIT, I_SWITCHED, NAK_RNR, NAK_SEQ, P_ECM,
+                                            P_ECM_CLAMP,
                                             P_MAXBUF, P_PREPOST, P_RNR, P_SCHEME, P_STEP,
                                             PF_BACKLOG, PF_CREDITS)
 
@@ -101,10 +102,13 @@ def _carrier(S, par, b, r, dst):
 
 @inner
 def _maybe_ecm(S, par, b, r, src):
-    """An explicit credit message when r owes src the threshold (or every buffer it posted for
-    src, so that fewer buffers than the threshold cannot deadlock) and nothing goes back."""
+    """An explicit credit message when r owes src the threshold (or, with protocol.ecm_clamp,
+    every buffer it posted for src, so that fewer buffers than the threshold cannot deadlock)
+    and nothing goes back."""
     i = pair(S, b, r, src)
-    need = min(par[b, P_ECM], S.fc[b, i, I_POSTED])
+    need = par[b, P_ECM]
+    if par[b, P_ECM_CLAMP] != 0 and S.fc[b, i, I_POSTED] < need:
+        need = S.fc[b, i, I_POSTED]
     if S.fc[b, i, I_OWED] >= need and S.fc[b, i, I_ECM_Q] == 0 and not _carrier(S, par, b, r, src):
         S.fc[b, i, I_ECM_Q] = 1
         queue_ctrl(S, b, r, src, CT_CREDIT)

@@ -94,6 +94,7 @@ PARAMS = {
     "STEP": "dynamic growth step (0: exponential)",
     "MAXBUF": "dynamic: most buffers per connection",
     "SCHEME": "0 hardware, 1 static, 2 dynamic",
+    "ECM_CLAMP": "1: an ECM at min(threshold, buffers posted) owed credits; 0: at the threshold",
 }
 globals().update(D.protocol_slots(PARAMS))
 SCHEMES = {"ib_hardware": 0, "ib_static": 1, "ib_dynamic": 2}
@@ -122,6 +123,7 @@ def _params(cfg, p):
     p[P_STEP] = 0 if pc.grow_exponential else pc.grow_step
     p[P_MAXBUF] = pc.max_buffers
     p[P_SCHEME] = SCHEMES[pc.name]
+    p[P_ECM_CLAMP] = int(pc.ecm_clamp)
 
 
 def _rank_sum(field):
@@ -195,6 +197,29 @@ def credit_problems(S, b, scheme: int) -> list[str]:
 SCHEME_NAMES = {v: k for k, v in SCHEMES.items()}
 
 
+def diagnose(batch, b) -> list[str]:
+    """Where a stuck member's connections wait: senders without a credit whose receiver owes
+    them credits it will not return (below the ECM threshold, nothing to carry them)."""
+    S = batch.S
+    x, y = pairs_of(S, b)
+    fc = S.fc[b, :len(x)]
+    rev = lookup(S, b, y, x)
+    out = []
+    for i in np.flatnonzero((y >= 0) & (fc[:, I_CREDITS] <= 0)):
+        xs, ys = int(x[i]), int(y[i])
+        q = S.sq[b, xs, :int(S.sq_cnt[b, xs])]
+        waiting = int(np.count_nonzero(S.sd_dst[b, xs, q] == ys))
+        if waiting == 0 or rev[i] < 0:
+            continue
+        r = S.fc[b, rev[i]]
+        out.append(f"connection {xs} -> {ys}: no credit, {waiting} sends waiting; rank {ys} "
+                   f"owes {int(r[I_OWED])} credits for {int(r[I_POSTED])} buffers posted "
+                   f"(an ECM at {int(batch.par[b, P_ECM])})")
+    if len(out) > 4:
+        out = out[:4] + [f"(+{len(out) - 4} more connections)"]
+    return out
+
+
 def audit(batch, b) -> list[str]:
     S = batch.S
     scheme = int(batch.par[b, P_SCHEME])
@@ -216,6 +241,10 @@ _DECLARES = (
           note="RNR NAK retry timeout (IB min_rnr_timer code 5: 0.06 ms)"),
     Param("ecm_threshold", "int", 5, 1, 2**20, "credits",
           note="credits a receiver accumulates before an explicit credit message"),
+    Param("ecm_clamp", "bool", True,
+          note="an ECM once the receiver owes min(ecm_threshold, buffers posted) credits, so "
+               "that fewer buffers than the threshold stay live (false: the paper's literal "
+               "rule, section 6.3.1; a connection can then starve)"),
     Param("grow_step", "int", 1, 1, 2**20, "buffers", note="dynamic linear growth step"),
     Param("grow_exponential", "bool", False,
           note="dynamic: double a connection's buffers instead of adding grow_step"),
@@ -270,7 +299,7 @@ def _record(name, kid):
                     nic_queue=lambda cfg: cfg.network.nic_fifo_packets * min(cfg.n_nodes, 16) + 8,
                     proto_alive=_proto_alive,
                     packet_fields=("credits", "backlog"), params=_params,
-                    audit=audit, outputs=_OUTPUTS)
+                    audit=audit, diagnose=diagnose, outputs=_OUTPUTS)
 
 
 PROTOCOLS = (_record("ib_hardware", 8), _record("ib_static", 9), _record("ib_dynamic", 10))
