@@ -131,8 +131,9 @@ def test_the_literal_ecm_threshold_starves_one_buffer_and_names_the_connection()
                                                   "protocol.prepost": 1,
                                                   "workload.message_bytes": 1024})
     Batch([cfg]).run()
-    with pytest.raises(SimulationError, match=r"deadlock.*connection 0 -> 1: no credit, \d+ "
-                       r"sends waiting; rank 1 owes 1 credits for 1 buffers posted \(an ECM at 5\)"):
+    starved = (r"deadlock.*connection 0 -> 1: no credit, \d+ sends waiting; rank 1 owes 1 "
+               r"credits for 1 buffers posted \(an ECM at 5\)")
+    with pytest.raises(SimulationError, match=starved):
         Batch([cfg.replace(**{"protocol.ecm_clamp": False})]).run()
     wide = {"protocol.name": "ib_static", "protocol.prepost": 10, "workload.message_bytes": 1024}
     a = Batch([get_example("ib-bandwidth").replace(**wide)])

@@ -123,8 +123,8 @@ def _pct(a: float, b: float) -> float:
 
 def _per_process(runs, static) -> list[str]:
     """Table 1 read per process, where a skeleton's ranks are unequal: the ranks whose ECMs
-    (where the paper counts at least 100; else their messages) lie within 1 % of the paper's, mean over the replicates, with
-    their messages with and without the ECMs."""
+    (where the paper counts at least 100; else their messages), mean over the replicates, lie
+    within 1 % of the paper's, with their messages with and without the ECMs."""
     out = []
     for bm, row in static.items():
         r = runs[(bm, "ib_static", MANY)]
