@@ -19,8 +19,8 @@ from extoll_vec.protocols.infiniband import (I_A_GIVEN, I_A_GOT, I_A_RETR, I_A_S
                                             I_CH_TAIL, I_CREDITS, I_DROPPED, I_ECM, I_ECM_Q,
                                             I_FLAGGED, I_INUSE, I_MAXPOSTED, I_MSGS, I_NAKS,
                                             I_OWED, I_POSTED, I_RNR_WAIT, I_SWITCHED, NAK_RNR,
-                                            NAK_SEQ, P_ECM, P_ECM_CLAMP, P_MAXBUF, P_PREPOST, P_RNR, P_SCHEME, P_STEP,
-                                            PF_BACKLOG, PF_CREDITS)
+                                            NAK_SEQ, P_ECM, P_ECM_CLAMP, P_MAXBUF, P_PREPOST,
+                                            P_RNR, P_SCHEME, P_STEP, PF_BACKLOG, PF_CREDITS)
 
 
 @inner
