@@ -122,17 +122,17 @@ def _pct(a: float, b: float) -> float:
 
 
 def _per_process(runs, static) -> list[str]:
-    """Table 1 read per process, where a skeleton's ranks are unequal: the ranks whose ECMs
-    (where the paper counts at least 100; else their messages), mean over the replicates, lie
-    within 1 % of the paper's, with their messages with and without the ECMs."""
+    """Table 1 read per process, where a skeleton's ranks are unequal (by more than 5 %): the
+    ranks whose ECMs (where the paper counts at least 100; else their messages), mean over the
+    replicates, lie within 1 % of the paper's, with their messages with and without the ECMs."""
     out = []
     for bm, row in static.items():
         r = runs[(bm, "ib_static", MANY)]
         msgs = np.mean(r.rank_messages, axis=0)
         ecm = np.mean(r.rank_ecm, axis=0)
         pm, pe = row[10], row[9]
-        if msgs.max() <= 1.01 * msgs.min():
-            continue
+        if msgs.max() <= 1.05 * msgs.min():
+            continue   # the ranks send alike: the average is the per-process reading
         near = np.flatnonzero(np.abs(ecm / pe - 1.0) <= 0.01 if pe >= 100
                               else np.abs(msgs / pm - 1.0) <= 0.01)
         if near.size == 0 or near.size == len(msgs):
