@@ -70,6 +70,7 @@ import numpy as np
 from ..dtypes import OP_ENDLOOP, OP_LOOP, OP_MARK
 from . import mpi_coll as C
 from . import mpi_rooted as T
+from . import ompi_tuned as O
 from .common import MARK_DONE, MARK_START, int_arg
 from .program import Program, assemble
 from .registry import Workload, ranks_at_least
@@ -92,8 +93,6 @@ def imb_algorithm(benchmark: str, n: int, nbytes: int) -> tuple[str, list[np.nda
     simple = {"PingPong": ("pingpong", C.pingpong), "PingPing": ("pingping", C.pingping),
               "Sendrecv": ("ring sendrecv", C.sendrecv_ring), "Exchange": ("exchange", C.exchange),
               "Allreduce": ("recursive doubling", C.allreduce_recursive_doubling),
-              "Reduce": ("binomial tree", T.reduce_binomial),
-              "Bcast": ("binomial tree", T.bcast_binomial),
               "Alltoall": ("linear (all requests at once)", C.alltoall_linear),
               "Alltoallv": ("pairwise exchange", C.alltoall_pairwise),
               "Gather": ("binomial tree", T.gather_binomial),
@@ -102,6 +101,10 @@ def imb_algorithm(benchmark: str, n: int, nbytes: int) -> tuple[str, list[np.nda
     if benchmark in simple:
         name, fn = simple[benchmark]
         return name, list(fn(n, nbytes))
+    if benchmark == "Reduce":
+        return O.reduce_open_mpi(n, nbytes)
+    if benchmark == "Bcast":
+        return O.bcast_open_mpi(n, nbytes)
     if benchmark == "Barrier":
         return "dissemination", C.barrier(n)
     if benchmark in ("Allgather", "Allgatherv"):
