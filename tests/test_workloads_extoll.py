@@ -268,8 +268,8 @@ def test_open_mpi_split_binary_tree_bcast(n, nbytes):
     assert kids[0] == [1, 2][:n - 1]
     root = _peer_ops(rows[0])
     assert not [x for x in root if x[0] in (OP_RECV, OP_IRECV)]
-    tree = [(OP_SEND, c, seg[i][k]) for seg in [segs] for k in range(len(seg[0]))
-            for i, c in enumerate(kids[0]) if k < len(seg[i])]
+    tree = [(OP_SEND, c, segs[i][k]) for k in range(len(segs[0]))
+            for i, c in enumerate(kids[0]) if k < len(segs[i])]
     assert root == tree + ([(OP_SEND, n - 1, counts[1])] if n % 2 == 0 else [])
     for s in range(1, n):
         lr = (s + 1) % 2
