@@ -19,7 +19,11 @@ from extoll_vec.workloads import (IMB_BENCHMARKS, MARK_DONE, MARK_START, build_p
                                   check_balanced, imb_program, max_outstanding, message_counts,
                                   multiphase, paper_phases, snapshot_count, snapshot_counts,
                                   validate_program)
-from extoll_vec.workloads.imb import reduce_scatter_counts
+from extoll_vec.workloads.imb import imb_algorithm, reduce_scatter_counts
+from extoll_vec.workloads.mpi_rooted import bcast_binomial, reduce_binomial
+from extoll_vec.workloads.ompi_tuned import (bcast_rule, bcast_split_bintree, bintree_children,
+                                             chain_children, in_order_bmtree_children,
+                                             reduce_rule)
 
 EAGER = 2048
 
@@ -124,12 +128,17 @@ def test_imb_gather_and_scatter_binomial_sizes():
 
 
 def test_imb_reduce_bcast_allreduce_counts():
-    red = nonzero(run_mpi(imb_program(16, "Reduce", 2048, 1)))
+    red = nonzero(run_mpi(imb_program(16, "Reduce", 1024, 1)))      # unsegmented below 2 KB
     assert sorted(s for (s, d) in red if d == 0) == [1, 2, 4, 8]
-    assert len(red) == 15 and all(v == [2048] for v in red.values())
-    bc = nonzero(run_mpi(imb_program(16, "Bcast", 2048, 1)))
+    assert len(red) == 15 and all(v == [1024] for v in red.values())
+    red = nonzero(run_mpi(imb_program(16, "Reduce", 2048, 1)))      # two 1 KB segments
+    assert sorted(s for (s, d) in red if d == 0) == [1, 2, 4, 8]
+    assert len(red) == 15 and all(v == [1024, 1024] for v in red.values())
+    bc = nonzero(run_mpi(imb_program(16, "Bcast", 1024, 1)))
     assert sorted(d for (s, d) in bc) == list(range(1, 16))
     assert sorted(d for (s, d) in bc if s == 0) == [1, 2, 4, 8]
+    bc = nonzero(run_mpi(imb_program(16, "Bcast", 2048, 1)))        # split binary tree
+    assert sorted(d for (s, d) in bc if s == 0) == [1, 2, 15]
     for n, per_rank in ((16, 4), (12, None)):
         ar = nonzero(run_mpi(imb_program(n, "Allreduce", 2048, 1)))
         assert all(set(v) == {2048} for v in ar.values())
@@ -195,6 +204,144 @@ def test_imb_root_rotation():
     src, dst, sent, recv, _ = message_counts(looped)
     assert (sent == recv).all()
     run_mpi(looped)
+
+
+# Open MPI's coll/tuned Bcast and Reduce (workloads/ompi_tuned.py)
+
+OMPI_NS = (2, 3, 5, 8, 13, 64, 1024)
+
+
+def test_open_mpi_fixed_rules():
+    assert bcast_rule(1024, 2048) == ("split_bintree", 1024)
+    assert bcast_rule(1024, 2047) == bcast_rule(2, 1) == ("binomial", 0)
+    assert bcast_rule(4096, 65536) == ("split_bintree", 1024)
+    assert bcast_rule(2, 370728) == ("pipeline", 128 * 1024)      # 2 < 1.6134e-6 X + 2.1102
+    assert bcast_rule(8, 370728) == ("split_bintree", 8 * 1024)   # fewer than 13 ranks
+    assert bcast_rule(16, 370728) == ("pipeline", 8 * 1024)
+    assert reduce_rule(1024, 2048) == ("binomial", 1024)        # 1024 > 0.6016 * 2 + 1.3496
+    assert reduce_rule(1024, 2044) == ("binomial", 0)
+    assert reduce_rule(4, 256) == ("linear", 0)
+    assert reduce_rule(4, 16384) == ("binomial", 0)
+    assert reduce_rule(40, 65536) == ("binomial", 1024)          # 40 > 39.85
+    assert reduce_rule(16, 65536) == ("pipeline", 1024)          # 16 > 12.3
+    assert reduce_rule(8, 65536) == ("binary", 32 * 1024)        # 8 > 3.86
+    assert reduce_rule(2, 32768) == ("pipeline", 32 * 1024)      # 2 > 1.78
+    assert imb_algorithm("Bcast", 1024, 2048)[0] == "split binary tree, 1 KB segments"
+    assert imb_algorithm("Reduce", 1024, 2048)[0] == "binomial tree, 1 KB segments"
+    assert imb_algorithm("Reduce", 16, 65536)[0] == "pipeline, 1 KB segments"
+    assert imb_algorithm("Reduce", 8, 65536)[0] == "binary tree, 32 KB segments"
+    assert imb_algorithm("Reduce", 4, 256)[0] == "binomial tree (Open MPI: linear, not modelled)"
+    with pytest.raises(ValueError, match="not built"):
+        imb_algorithm("Bcast", 16, 370728)
+    with pytest.raises(ValueError, match="chain"):
+        bcast_split_bintree(16, 1500, 1024)
+
+
+@pytest.mark.parametrize("n", OMPI_NS)
+def test_open_mpi_below_2k_keeps_the_unsegmented_binomial_trees(n):
+    for nbytes in (0, 4, 1024, 2044):
+        for bench, fn in (("Bcast", bcast_binomial), ("Reduce", reduce_binomial)):
+            name, rows = imb_algorithm(bench, n, nbytes)
+            assert name.startswith("binomial tree") and all(
+                np.array_equal(a, b) for a, b in zip(rows, fn(n, nbytes))), (bench, nbytes)
+    if n < 8:                # Open MPI: unsegmented binomial below 20 KB on fewer than 8 ranks
+        name, rows = imb_algorithm("Reduce", n, 16384)
+        assert name == "binomial tree"
+        assert all(np.array_equal(a, b) for a, b in zip(rows, reduce_binomial(n, 16384)))
+
+
+def _peer_ops(rows):
+    """[(op, peer, bytes)] of one rank's rows (no WAITALL)."""
+    return [(op, a, b) for op, a, b, _c in rows.tolist() if op != OP_WAITALL]
+
+
+@pytest.mark.parametrize("nbytes", [2048, 2049, 5000])
+@pytest.mark.parametrize("n", OMPI_NS)
+def test_open_mpi_split_binary_tree_bcast(n, nbytes):
+    prog = imb_program(n, "Bcast", nbytes, 1)
+    run_mpi(prog)            # every send matched by a receive of its size, in order; no deadlock
+    _name, rows = imb_algorithm("Bcast", n, nbytes)
+    counts = [(nbytes + 1) // 2, nbytes // 2]
+    segs = [[1024] * (c // 1024) + ([c % 1024] if c % 1024 else []) for c in counts]
+    kids = bintree_children(n)
+    par = {c: s for s, ks in enumerate(kids) for c in ks}
+    assert kids[0] == [1, 2][:n - 1]
+    root = _peer_ops(rows[0])
+    assert not [x for x in root if x[0] in (OP_RECV, OP_IRECV)]
+    tree = [(OP_SEND, c, segs[i][k]) for k in range(len(segs[0]))
+            for i, c in enumerate(kids[0]) if k < len(segs[i])]
+    assert root == tree + ([(OP_SEND, n - 1, counts[1])] if n % 2 == 0 else [])
+    for s in range(1, n):
+        lr = (s + 1) % 2
+        ops = _peer_ops(rows[s])
+        recvs = [(a, b) for op, a, b in ops if op in (OP_RECV, OP_IRECV)]
+        assert sum(b for _a, b in recvs) == nbytes
+        # its own half from its parent, segment by segment, forwarded to each child ...
+        assert recvs[:-1] == [(par[s], b) for b in segs[lr]]
+        sends = [(a, b) for op, a, b in ops if op in (OP_SEND, OP_ISEND)]
+        fwd = [(c, b) for b in segs[lr] for c in kids[s]]
+        assert sends[:len(fwd)] == fwd and all(c % 2 == s % 2 for c in kids[s])
+        # ... then the other half from a rank of the other subtree (or the root)
+        src, b = recvs[-1]
+        assert b == counts[1 - lr]
+        if n % 2 == 0 and s == n - 1:
+            assert src == 0 and len(sends) == len(fwd)
+        else:
+            assert src == (s + 1 if lr == 0 else s - 1) and (src + 1) % 2 != lr
+            assert sends[len(fwd):] == [(src, counts[lr])]
+        assert len(recvs) == len(segs[lr]) + 1
+
+
+@pytest.mark.parametrize("nbytes", [2048, 8192, 65536])
+@pytest.mark.parametrize("n", OMPI_NS)
+def test_open_mpi_segmented_reduce(n, nbytes):
+    name, rows = imb_algorithm("Reduce", n, nbytes)
+    algo, segsize = reduce_rule(n, nbytes)
+    if segsize == 0:
+        assert name == "binomial tree" and n < 8
+        return
+    run_mpi(imb_program(n, "Reduce", nbytes, 1))
+    kids = {"binomial": in_order_bmtree_children, "binary": bintree_children,
+            "pipeline": chain_children}[algo](n)
+    seg = [segsize] * (nbytes // segsize) + ([nbytes % segsize] if nbytes % segsize else [])
+    assert sum(seg) == nbytes
+    if algo == "binomial":
+        assert kids[0] == [1 << k for k in range((n - 1).bit_length())]
+        assert all(kids[s] == [s + m for m in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+                               if m < (s & -s) and s + m < n] for s in range(1, n))
+    par = {c: s for s, ks in enumerate(kids) for c in ks}
+    assert sorted(par) == list(range(1, n))
+    for s in range(n):
+        ops = _peer_ops(rows[s])
+        recvs = [(a, b) for op, a, b in ops if op == OP_RECV]
+        sends = [(a, b) for op, a, b in ops if op == OP_SEND]
+        assert len(ops) == len(recvs) + len(sends)
+        # every segment from each child (children in tree order), segment by segment
+        assert recvs == [(c, b) for b in seg for c in kids[s]]
+        assert sends == ([] if s == 0 else [(par[s], b) for b in seg])
+        if kids[s] and s:    # segment k goes up once the last child's segment k is in
+            k = len(kids[s])
+            assert ops[k][0] == OP_SEND and ops[k + 1][0] == OP_RECV
+
+
+def test_open_mpi_bcast_and_reduce_simulate():
+    """IMB Bcast and Reduce at 2 KB (split binary tree, segmented binomial reduce), 16 ranks,
+    without flow control and with static credits: every run completes, every message arrives."""
+    from extoll_vec.engine import simulate
+    protocols = ({"name": "none"}, {"name": "static", "mailbox_slots": 4 * 16, "credit_slots": 2})
+    cfgs = [from_dict({"topology": {"kind": "mesh", "dims": [2, 2]}, "mpi": {"ranks_per_node": 4},
+                       "protocol": proto,
+                       "workload": {"kind": "imb", "ranks": 16, "benchmark": bench,
+                                    "message_bytes": 2048, "iterations": 3}})
+            for bench in ("Bcast", "Reduce") for proto in protocols]
+    ds = simulate(cfgs)
+    assert (ds.exec_time_us.values > 0).all()
+    for i, cfg in enumerate(cfgs):
+        prog = build_program(cfg)
+        assert "1 KB segments" in prog.description
+        _s, dst, sent, _r, _a = message_counts(prog)
+        inbound = np.bincount(dst, weights=sent, minlength=16)
+        assert ds.messages_received.values[i].tolist() == inbound.astype(int).tolist()
 
 
 def test_imb_config_and_validation():

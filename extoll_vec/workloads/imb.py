@@ -23,15 +23,32 @@ Exchange      all ranks: ISEND X to r+1 and r-1, RECV X from r-1 and r+1, WAITAL
 Allreduce     recursive doubling (Open MPI for vectors < 10000 B): even ranks < 2e SEND X to
               rank+1 and get the result back at the end; log2(p) sendrecv steps of X between
               partners newrank ^ 2**k.
-Reduce        binomial tree, unsegmented: each rank RECVs X from each child, SENDs X to its
-              parent. Departs from Open MPI at X = 2 KB: its fixed rules (1.6.5 and 1.8.4,
-              coll_tuned_decision_fixed.c, reduce: "(message_size < 2048)" is unsegmented,
-              else "Binomial_1K") send 1 KB segments pipelined up the binomial tree
-              (lab/extoll/imb_collectives.md).
-Bcast         binomial tree, unsegmented (Open MPI below 2 KB, MPICH below 12 KB): RECV X from
-              the parent, ISEND X to each child, WAITALL. Departs from Open MPI at X = 2 KB,
-              where its rule ("message_size < small_message_size", 2048) gives way to a split
-              binary tree with 1 KB segments.
+Reduce        Open MPI's fixed rules (v1.8.4 coll_tuned_decision_fixed.c:343-417; workloads/
+              ompi_tuned.py) on IMB's MPI_FLOAT (X/4 floats). X >= 2 KB on 8+ ranks
+              ("Binomial_1K", lines 393-397, at 1024 x 2 KB): reduce_generic on the in-order
+              binomial tree with 1 KB segments (coll_tuned_reduce.c:66-361, 462-491): a leaf
+              SENDs each segment to its parent s - lowbit(s); an inner node, per segment,
+              RECVs it from each child (s + 1, s + 2, s + 4, ...), then SENDs the sum up. The
+              other segmented branches (pipeline 1 KB, binary tree 32 KB, pipeline 32/64 KB)
+              are built alike. Unsegmented (X < 2 KB, or < 20 KB on fewer than 8 ranks): the
+              binomial tree with one X message, as before. Departures: Open MPI posts the next
+              segment's irecv before waiting for the previous one (two outstanding), here a
+              blocking RECV at each wait; Open MPI's basic linear reduce (fewer than 8 ranks,
+              X < 512 B, lines 384-386) is not built: those runs keep the binomial tree.
+Bcast         Open MPI's fixed rules (coll_tuned_decision_fixed.c:223-305) on MPI_BYTE.
+              2 KB <= X < 370728 B: split binary tree with 1 KB segments (lines 262-268;
+              coll_tuned_bcast.c:389-633): halves of ceil(X/2) and floor(X/2) bytes go down
+              the two subtrees of a fanout-2 tree (s at level L has children s + 2**L and
+              s + 2**(L+1): odd ranks below 1 get half 0, even ones below 2 half 1), segment by
+              segment with blocking SENDs (the root alternating between its two children);
+              then odd s and s + 1 sendrecv their halves (IRECV, ISEND, WAITALL), and with n
+              even the root SENDs half 1 to rank n - 1. X < 2 KB (lines 255-260): binomial
+              tree, unsegmented, as before: RECV X from the parent, ISEND X to each child
+              (largest subtree first), WAITALL. Departures: inner nodes RECV each segment at
+              Open MPI's wait (it pre-posts the next irecv); below 2 KB the tree is numbered
+              as MPICH's (parent s - lowbit(s)), Open MPI's bmtree as s - highbit(s) (same
+              shape and send order, other ranks in each position: coll_tuned_topo.c:323-383);
+              larger messages (pipelines, 8 KB split tree) raise a ValueError (not built).
 Barrier       dissemination barrier (Open MPI "bruck"), ceil(log2 n) rounds of 0-byte messages;
               X is not used.
 Alltoall      Open MPI basic_linear (its choice for blocks of 200..3000 B): IRECV X from every
@@ -70,6 +87,7 @@ import numpy as np
 from ..dtypes import OP_ENDLOOP, OP_LOOP, OP_MARK
 from . import mpi_coll as C
 from . import mpi_rooted as T
+from . import ompi_tuned as O
 from .common import MARK_DONE, MARK_START, int_arg
 from .program import Program, assemble
 from .registry import Workload, ranks_at_least
@@ -92,8 +110,6 @@ def imb_algorithm(benchmark: str, n: int, nbytes: int) -> tuple[str, list[np.nda
     simple = {"PingPong": ("pingpong", C.pingpong), "PingPing": ("pingping", C.pingping),
               "Sendrecv": ("ring sendrecv", C.sendrecv_ring), "Exchange": ("exchange", C.exchange),
               "Allreduce": ("recursive doubling", C.allreduce_recursive_doubling),
-              "Reduce": ("binomial tree", T.reduce_binomial),
-              "Bcast": ("binomial tree", T.bcast_binomial),
               "Alltoall": ("linear (all requests at once)", C.alltoall_linear),
               "Alltoallv": ("pairwise exchange", C.alltoall_pairwise),
               "Gather": ("binomial tree", T.gather_binomial),
@@ -102,6 +118,10 @@ def imb_algorithm(benchmark: str, n: int, nbytes: int) -> tuple[str, list[np.nda
     if benchmark in simple:
         name, fn = simple[benchmark]
         return name, list(fn(n, nbytes))
+    if benchmark == "Reduce":
+        return O.reduce_open_mpi(n, nbytes)
+    if benchmark == "Bcast":
+        return O.bcast_open_mpi(n, nbytes)
     if benchmark == "Barrier":
         return "dissemination", C.barrier(n)
     if benchmark in ("Allgather", "Allgatherv"):
