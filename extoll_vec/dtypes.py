@@ -66,6 +66,10 @@ CT_PIGGYBACK = 3  # not a packet: credits piggybacked on the last VELO packet of
 N_CT = 4
 CTRL_CLASSES = ("credit", "request", "response", "piggyback")   # dim "ctrl" of control_sent
 PIGGYBACK_BYTES = 2   # section 5.4: credit information in the last two bytes of the packet
+# The bytes a multi-packet eager message carries beyond the MPI header, counted only when
+# deciding whether its last packet has room for piggybacked credits (docs/model.md,
+# "Piggybacking"): section 5.4 says a 2048-byte message leaves no room and a 2044-byte one does
+VELO_MSG_TAG_BYTES = 8
 PIGGYBACK_MAX = 0xFFFF
 # Output statistics fold packet kinds into these classes (dim "kind" of packets_sent).
 KIND_CLASSES = ("data", "control", "rma")
@@ -205,6 +209,8 @@ CORE_PARAMS = {
     "MAILBOX_HARD": "1: a full mailbox is an error (Protocol.mailbox_hard), 0: back-pressure",
     "SEND_MEMO": "1: the protocol's sends unblock only when the rank takes a control packet",
     "PIGGY": "1: credits are piggybacked on the last packet of a message when it has room",
+    "SEARCH": "CPU time per mailbox slot a sender waiting for credits examines in its search "
+              "for a credit packet, 1/2**CREDIT_FRAC_BITS cycles (0: no search)",
     # workload and limits
     "SYNTH": "0: MPI program, 1: uniform random, 2: destination table (permutation, shift)",
     "GEN_P32": "synthetic: packet generation probability per cycle, scaled by 2**32",

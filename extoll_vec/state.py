@@ -137,6 +137,9 @@ FIELDS = {
     "sq": (I32, ("B", "NR", "SQ"), 0), "sq_cnt": (I32, ("B", "NR"), 0),
     # the first rk_sqblk[r] sends of the queue are known blocked (host._sendable, P_SEND_MEMO)
     "rk_sqblk": (I32, ("B", "NR"), 0),
+    # slots from the mailbox head a sender waiting for credits has examined in its search and
+    # found no control packet in (host._search_credits): the next search starts after them
+    "rk_seen": (I32, ("B", "NR"), 0),
     # a receive slot: 0 free, 1 posted, 2 matched a rendezvous (GET or reply queued, data
     # awaited), 3 (host.RD_HALF) "write" rendezvous: its data or its finish message is in
     "rd_state": (I32, ("B", "NR", "RD"), 0), "rd_src": (I32, ("B", "NR", "RD"), 0),

@@ -9,7 +9,8 @@ turn it does the first of these that applies (EXTOLL MPI over VELO, paper sectio
    every MPI call the progress engine retrieves the packets present in the mailbox (at most
    host.progress_packets; a modelling choice, not Open MPI ob1's order, which polls only
    inside waits: docs/calibration.md, "The progress engine's order"),
-5. poll: retrieve one packet from its mailbox (while waiting inside MPI),
+5. poll: retrieve one packet from its mailbox (while waiting inside MPI); a sender waiting
+   for credits first searches it for a credit packet (_search_credits),
 6. otherwise go idle; a mailbox arrival, a completion or NIC space wakes it.
 A PIO write into a full NIC FIFO blocks the CPU (hardware back-pressure): it cannot poll.
 
@@ -33,7 +34,7 @@ from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, P_CHUNK, CT_PIGGYBA
                                OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_MCAST, OP_RECV,
                                OP_SEND, OP_SNAPSHOT, OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON,
                                P_COPY_KB, P_LIMIC_PER_KB, P_MATCH, P_MPI_HDR, P_PIGGY, P_PIO, P_PIO_KB, P_POSTED_NODE, P_PROGRESS,
-                               P_RETRIEVE, P_RNDV_WRITE, P_SEND_MEMO, P_VELO_PAYLOAD, PIGGYBACK_BYTES, PK_CTRL, PK_DATA,
+                               P_RETRIEVE, P_RNDV_WRITE, P_SEARCH, P_SEND_MEMO, P_VELO_PAYLOAD, PIGGYBACK_BYTES, PK_CTRL, PK_DATA, VELO_MSG_TAG_BYTES,
                                PK_REPLY, PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
                                W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
@@ -329,8 +330,11 @@ def _write_data(S, T, par, b, r, d, now):
         h = pk_new(S, b, PK_DATA, r, to, T.rank_node[to], flits_of(par, b, this), last, nbytes,
                    0, -dst if dst < 0 else 0, now)
         pio_bytes = (this * par[b, P_PIO_KB]) >> 10
-        # section 5.4: credits for dst ride on the last packet if two bytes are free in it
-        if last == 1 and par[b, P_PIGGY] != 0 and h >= 0 and this + PIGGYBACK_BYTES <= pay:
+        # section 5.4: credits for dst ride on the last packet if two bytes are free in it,
+        # counting a multi-packet message's tag (dtypes.VELO_MSG_TAG_BYTES): a 2 KB message
+        # fills its 37 packets, "the VELO packetization does not provide any space"
+        room = this + PIGGYBACK_BYTES + (VELO_MSG_TAG_BYTES if i > 0 else 0)
+        if last == 1 and par[b, P_PIGGY] != 0 and h >= 0 and room <= pay:
             k = flowctl.piggyback(S, par, b, r, dst)
             if k > 0:
                 S.pk[b, h].aux = k
@@ -372,6 +376,37 @@ def _sendable(S, par, b, r):
 
 
 # ---------------------------------------------------------------- polling
+@inner
+def _search_credits(S, par, b, r):
+    """A sender waiting for credits searches its mailbox for a credit packet (EXTOLL section
+    5.2: data and credit packets are mixed in the mailbox; section 5.3: "the time spent in the
+    search for returned credits is large when the mailbox is full"). It examines the slots
+    from the oldest on until it finds a control packet, at par[P_SEARCH] per slot examined,
+    and takes that packet first (it is moved to the head; the data packets keep their
+    order). Slots it examined in an earlier turn of the same wait are not examined again
+    (rk_seen: the packets there do not change); the poll that follows takes the head out.
+    Returns CPU cycles used."""
+    MC = S.mb_q.shape[2]
+    head = S.mb_head[b, r]
+    n = S.mb_cnt[b, r]
+    first = min(S.rk_seen[b, r], n)
+    found = -1
+    for j in range(first, n):
+        w = S.mb_q[b, r, (head + j) % MC]
+        if ((w >> 41) & 7) == PK_CTRL:
+            found = j
+            for k in range(j, 0, -1):
+                S.mb_q[b, r, (head + k) % MC] = S.mb_q[b, r, (head + k - 1) % MC]
+            S.mb_q[b, r, head] = w
+            break
+    seen = (found + 1 if found >= 0 else n) - first
+    # the poll takes the head out: the examined slots behind it stay examined
+    S.rk_seen[b, r] = found if found >= 0 else n - 1
+    cost = fc_cycles(S, b, r, seen * par[b, P_SEARCH])
+    S.st_fccpu[b, r] += cost
+    return cost
+
+
 @inner
 def _retrieve(S, T, par, b, r, now):
     """Take the oldest packet out of r's mailbox; returns CPU cycles used."""
@@ -541,6 +576,7 @@ def rank_step(S, T, par, ops, b, r, now):
                 nic_block_rank(S, b, node, r, now)
                 return
             d = S.sq[b, r, i]
+            S.rk_seen[b, r] = 0
             cost = _write_data(S, T, par, b, r, d, now)
             if S.sd_left[b, r, d] == 0:
                 for k in range(i, S.sq_cnt[b, r] - 1):
@@ -573,6 +609,7 @@ def rank_step(S, T, par, ops, b, r, now):
                     if _release_waits(S, par, b, node, r, done, now):
                         return
                     S.rk_pass[b, r] -= 1
+                    S.rk_seen[b, r] = 0
                     _busy(S, b, r, now + _retrieve(S, T, par, b, r, now))
                     return
                 S.rk_pass[b, r] = PASS_DONE
@@ -660,11 +697,17 @@ def rank_step(S, T, par, ops, b, r, now):
             else:
                 S.status[b] |= ERR_PROGRAM
                 return
-    # 5. poll the mailbox (the MPI progress engine)
+    # 5. poll the mailbox (the MPI progress engine); a sender waiting for credits searches
+    # it for a credit packet first
     if S.mb_cnt[b, r] > 0:
         if _release_waits(S, par, b, node, r, done, now):
             return
-        cost = _retrieve(S, T, par, b, r, now)
+        cost = 0
+        if fc_blocked and par[b, P_SEARCH] > 0:
+            cost = _search_credits(S, par, b, r)
+        else:
+            S.rk_seen[b, r] = 0
+        cost += _retrieve(S, T, par, b, r, now)
         _busy(S, b, r, now + cost)
         return
     # 6. idle until something arrives

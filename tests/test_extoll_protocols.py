@@ -162,6 +162,57 @@ def test_piggyback_needs_room_in_the_last_packet():
     assert res["control_sent"][0, :, CT["piggyback"]].sum() == 0
 
 
+@pytest.mark.parametrize("nbytes,rides", [(2048, False), (2044, True), (8, True)])
+def test_piggyback_room_counts_the_tag_of_a_multi_packet_message(nbytes, rides):
+    """Section 5.4: a 2 KB message leaves no room for piggybacked credits, a 2044-byte one
+    does (Figure 9). 16 + 2048 bytes leave 8 free in the 37th packet: the 8-byte tag of a
+    multi-packet message fills them (docs/model.md, "Piggybacking room"); a one-packet
+    message has no tag."""
+    pb = ProgramBuilder(2)
+    for _ in range(3):
+        pb.send(0, 1, nbytes).recv(0, 1, nbytes)
+        pb.recv(1, 0, nbytes).send(1, 0, nbytes)
+    res = run_batch([from_dict(two_ranks({"name": "static", "mailbox_slots": 200,
+                                          "credit_slots": 1, "piggyback": True}))],
+                    programs=[pb.build(f"{nbytes} B")])
+    assert (res["control_sent"][0, :, CT["piggyback"]].sum() > 0) == rides
+
+
+def exchange(npk: int, rounds: int = 2) -> ProgramBuilder:
+    """Both ranks send each other npk-packet messages at once, `rounds` times."""
+    pb = ProgramBuilder(2)
+    nbytes = npk * 56 - 16
+    for _ in range(rounds):
+        for r in (0, 1):
+            pb.isend(r, 1 - r, nbytes).recv(r, 1 - r, nbytes).waitall(r)
+    return pb
+
+
+def test_the_credit_search_costs_cpu_time_per_slot_examined():
+    """EXTOLL 5.2: a sender without credits searches its mailbox, where the peer's data and
+    credit packets are mixed, for a credit packet. Quota 20 against 60-packet messages both
+    ways: every message waits. The waits are the protocol's (the same delayed sends and
+    control packets at any cost); the search's CPU time grows with its cost per slot and,
+    with nothing else to overlap it here, so does the run."""
+    prog = exchange(60).build("exchange")
+    base = {"name": "static", "mailbox_slots": 44, "credit_slots": 2}
+    runs = [run_batch([from_dict(two_ranks({**base, "credit_search_ns": ns}))], programs=[prog])
+            for ns in (0.0, 10.0, 100.0)]
+    assert runs[0]["sends_delayed"][0].sum() > 0
+    for key in ("sends_delayed", "control_sent"):
+        assert all((r[key][0] == runs[0][key][0]).all() for r in runs)
+    for key in ("flow_control_cpu_us", "exec_time_us"):
+        a, b, c = (float(r[key][0].sum()) for r in runs)
+        assert a < b < c, key
+
+
+def test_the_credit_search_belongs_to_the_credit_protocols():
+    with pytest.raises(ConfigError, match="protocol.credit_search_ns.*static and dynamic"):
+        from_dict(two_ranks({"name": "window", "mailbox_slots": 8, "credit_search_ns": 5.0}))
+    with pytest.raises(ConfigError, match="protocol.credit_search_ns"):
+        from_dict(two_ranks({"name": "static", "mailbox_slots": 44, "credit_search_ns": -1.0}))
+
+
 def test_config_checks_eq2_and_piggyback():
     with pytest.raises(ConfigError, match=r"protocol.mailbox_slots.*>= 8 = 4 slots per process"):
         from_dict(two_ranks({"name": "static", "mailbox_slots": 7, "credit_slots": 2}))

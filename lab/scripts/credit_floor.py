@@ -13,7 +13,9 @@ each remove one candidate cause, every probe against a reference with the same m
 - `credit_ns=0`: the credit operations cost no CPU time (section 5.3's per-packet counter
   updates); what is left is not CPU time;
 - `piggyback`: credits ride on data packets where a data packet goes back (section 5.4),
-  fewer credit packets written;
+  fewer credit packets written (since piggybacking counts a multi-packet message's tag, a
+  2 KB message has no room, as section 5.4 says: this probe now piggybacks only on the
+  barrier's one-packet messages);
 - `backpressure`: the same finite mailbox without credits (hardware back-pressure only):
   whether the buffer itself is too small;
 - `posted_writes=rank`: a credit packet waits behind its own rank's writes only, not the

@@ -15,7 +15,9 @@ from .params import (P_CREDIT_SLOTS, P_DATA_REGION, P_DYN_REGION, P_QUOTA, P_RET
 from .static import layout as mailbox_layout
 from ..registry import Param, Protocol
 
-_CREDIT_PARAMETERS = ("mailbox_slots", "credit_slots", "piggyback")
+SEARCH_NS = 0.0   # placeholder: chosen below from the sensitivity runs
+
+_CREDIT_PARAMETERS = ("mailbox_slots", "credit_slots", "piggyback", "credit_search_ns")
 
 
 
@@ -56,6 +58,7 @@ def _credit_params(cfg, p):
     p[P_DATA_REGION] = lay.data_region
     p[P_DYN_REGION] = lay.dynamic_region
     p[D.P_PIGGY] = int(pr.piggyback)
+    p[D.P_SEARCH] = round(pr.credit_search_ns / cfg.network.cycle_ns * (1 << D.CREDIT_FRAC_BITS))
 
 
 def _credit_audit(batch, b):
@@ -108,7 +111,11 @@ PROTOCOLS = (
     Protocol("static", 3, prefix="static_", **_CREDIT,
              declares=(Param("credit_slots", "int", 2, 1, 16, "slots", added=False),
                        Param("piggyback", "bool", False, added=False,
-                             exclusive="piggybacking is part of")),
+                             exclusive="piggybacking is part of"),
+                       # a sender waiting for credits examines its mailbox for a credit
+                       # packet at this cost per slot (kernels/host._search_credits)
+                       Param("credit_search_ns", "float", SEARCH_NS, 0.0, 1000.0, "ns",
+                             "per mailbox slot examined", exclusive="the credit search is part of")),
              pair_fields=_fixed(L.CREDIT_FIELDS)),
     # EXTOLL dynamic (section 6): a FIFO of credit_slots + 1 thresholds per peer. Its activity
     # lists hold every other process (6.3) and Eq. 6 steals from the last of the low list, an
