@@ -15,7 +15,9 @@ from .params import (P_CREDIT_SLOTS, P_DATA_REGION, P_DYN_REGION, P_QUOTA, P_RET
 from .static import layout as mailbox_layout
 from ..registry import Param, Protocol
 
-SEARCH_NS = 0.0   # placeholder: chosen below from the sensitivity runs
+# the credit search (section 5.2) is off: at no cost per slot does it give Figure 6(b)'s drop
+# (lab/extoll/credit_search.md)
+SEARCH_NS = 0.0
 
 _CREDIT_PARAMETERS = ("mailbox_slots", "credit_slots", "piggyback", "credit_search_ns")
 
