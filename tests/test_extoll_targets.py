@@ -156,7 +156,7 @@ def test_extoll_imb(out):
     # one run per point at --quick: no standard error, and the notes say so rather than judge
     assert all(r["avg_overhead_se_pct"] == "nan" for r in rows)
     notes = (out / "extoll_imb.notes.txt").read_text()
-    assert "no standard error to judge by" in notes and "seed 004 claim" in notes
+    assert "no standard error to judge by" in notes and "conference paper's claim" in notes
     with open(out / "extoll_imb_benchmarks.csv", newline="") as fh:
         per = list(csv.DictReader(fh))
     assert len(per) == 17 * 2 * 4 and {r["replicates"] for r in per} == {"1"}

@@ -31,7 +31,8 @@ def rows(static, dynamic):
 
 def test_seed004_claim_names_the_sizes_where_both_hold():
     note = seed004_note(rows({8: 30.0, 16: 16.0, 32: 4.0}, {8: 2.5, 16: 1.5, 32: 1.0}))
-    assert "at 8 slots per process dynamic 2.5 %, static 30.0 %; holds at 16" in note
+    assert ("at 8 slots per process dynamic 2.5 %, static 30.0 %; at 16 slots per process "
+            "dynamic 1.5 %, static 16.0 %; holds at 16") in note
     assert seed004_note(rows({8: 10.0}, {8: 1.0})).endswith("holds at no measured size")
 
 
