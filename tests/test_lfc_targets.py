@@ -45,10 +45,11 @@ def test_lfc_recovery_overhead(out):
 
 def test_lfc_trees(out):
     """Figure 6 and Table 1 at 16 processors: the chain best for one sender; in the all-to-all
-    binomial above binary; the chain's recoveries flag the most packets per recovery."""
+    binomial above binary; the chain's recoveries flag the most packets per recovery; the
+    fraction of multicasts with a recovery in the paper's order."""
     rows = run_target(out, "lfc_trees")
     assert len(rows) == 3 * 2                         # trees x (blast, all-to-all)
-    finite(rows, "mb_s", "recoveries_per_mcast", "dl_packets_per_mcast")
+    finite(rows, "mb_s", "recovery_fraction", "recoveries_per_mcast", "dl_packets_per_mcast")
     v = {(r["benchmark"], r["tree"]): r for r in rows}
     blast = {t: float(v[("blast", t)]["mb_s"]) for t in ("binomial", "binary", "chain")}
     assert blast["chain"] == max(blast.values())
@@ -56,6 +57,12 @@ def test_lfc_trees(out):
     size = {t: float(v[("alltoall", t)]["dl_packets_per_mcast"])
             / float(v[("alltoall", t)]["recoveries_per_mcast"]) for t in ("binary", "chain")}
     assert size["chain"] > size["binary"]
+    # Table 1's fraction: a multicast packet counts once, however often its copies are flagged
+    frac = {t: float(v[("alltoall", t)]["recovery_fraction"]) for t in ("binomial", "binary",
+                                                                       "chain")}
+    assert all(0 < f <= 1 for f in frac.values())
+    assert all(frac[t] <= float(v[("alltoall", t)]["dl_packets_per_mcast"]) for t in frac)
+    assert frac["binary"] < frac["binomial"] < frac["chain"]     # the paper's order
 
 
 def test_lfc_vs_fmmc(out):

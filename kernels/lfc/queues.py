@@ -24,6 +24,10 @@ def transmit(S, par, b, x, h, c, now, flag):
     else:
         S.fcn[b, x, CN_FLAGGED] += 1
         cost += S.npar[b, x, NP_DL]
+        # Table 1's fraction: a multicast packet (its root's sequence number; aux2 > 0 marks
+        # a multicast) that took part in a recovery, however many times (fcr[b, root, seq])
+        if S.pk[b, h].aux2 > 0 and S.pk[b, h].seq < S.fcr.shape[2]:
+            S.fcr[b, S.pk[b, h].src, S.pk[b, h].seq] = 1
     S.pk_pf[b, h, PF_FLAG] = flag
     k = S.nn[b, x, c, NN_OWED]
     if k > 0:   # piggybacked (3.1: "when a packet happens to travel back to the sender")

@@ -253,6 +253,22 @@ def _proto_alive(cfg) -> int:
     return n * ((F + 1) * cfg.network.nic_fifo_packets + (F + 3) * n * (c + 1))
 
 
+def _mcast_packets(cfg) -> int:
+    """Multicast packets one root sends at most (its sequence numbers: kernels/lfc/queues.py
+    marks fcr[b, root, seq] when one took part in a recovery): every message of the benchmark,
+    warm-ups included, in packets (the multicast benchmarks of workloads/multicast.py; a
+    sequence number beyond it is not marked)."""
+    w = cfg.workload
+    per = max(cfg.mpi.packets(w.message_bytes), -(-w.message_bytes // cfg.mpi.velo_payload), 1)
+    return (w.iterations + w.warmup + 1) * per
+
+
+def _recovery_mcasts(batch, b):
+    """Per root: its multicast packets that took part in at least one recovery (Table 1)."""
+    K = _mcast_packets(batch.configs[b])
+    return batch.S.fcr[b, :, :K].sum(axis=1).astype(np.int64)
+
+
 def _nn_max(field):
     return lambda batch, b: batch.S.nn[b, :, :, field].max(axis=1).astype(np.int64)
 
@@ -399,6 +415,10 @@ _OUTPUTS = {
     "lfc_dl_packets": Output(("point", "node"), np.int64, "packets",
                              "LFC: data packets each NI sent on a deadlock channel (flagged)",
                              node_counter(CN_FLAGGED)),
+    "lfc_recovery_mcasts": Output(("point", "rank"), np.int64, "packets",
+                                  "LFC: multicast packets of each root that took part in at "
+                                  "least one deadlock recovery (flagged at some NI)",
+                                  _recovery_mcasts),
     "lfc_max_partition": Output(("point", "node"), np.int64, "buffers",
                                 "LFC: the most buffers of one sender's partition in use at "
                                 "each NI", _nn_max(NN_MAX_USED)),
@@ -410,6 +430,7 @@ PROTOCOLS = (
              parameters=("mailbox_slots",) + tuple(d.name for d in _DECLARES),
              declares=_DECLARES,
              check_run=_check_run, node_fields=lambda cfg: NODE_FIELDS,
+             rank_fields=_mcast_packets,
              node_pair_fields=lambda cfg: NODE_PAIR_FIELDS, node_params=_node_params,
              node_param_count=lambda cfg: NODE_PARAMS + cfg.n_nodes * (fanout(cfg) + 1),
              nic_queue=_nic_queue, check_program=check_group_program,
