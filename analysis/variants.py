@@ -39,10 +39,11 @@ def load_variants(root: Path) -> dict[str, dict]:
 
 def sweep_command(variants: dict[str, dict], name: str, out: str | None = None) -> str:
     """The `extoll-vec sweep` command of variant `name` (store: out, default out/NAME.zarr)."""
-    from .registry import spec_of
+    from .registry import get_target
     v = variants[name]
     args = [a for s in v["sets"] for a in ("--set", s)]
-    return shlex.join(["extoll-vec", "sweep", f"sweeps/{spec_of(v['target'])}.yaml", *args,
+    spec = get_target(v["target"]).spec_name()
+    return shlex.join(["extoll-vec", "sweep", f"sweeps/{spec}.yaml", *args,
                        "-o", out or f"out/{name}.zarr"])
 
 

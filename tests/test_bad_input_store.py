@@ -325,6 +325,8 @@ MISSING = {   # target: (in the store of reference points only, in the store of 
                           "no reference run (protocol none) of any static or dynamic point"),
     "extoll_patterns": ("no static or dynamic point", "no reference run (protocol none) of any "
                         "static or dynamic point"),
+    "extoll_conference_patterns": ("no static or dynamic point", "no reference run (protocol "
+                                   "none) of any static or dynamic point"),
     "extoll_limic": ("no static or dynamic point", "no reference run (protocol none)"),
     "extoll_imb": ("no imb point (workloads: alltoall)", "no imb point (workloads: alltoall)"),
     "extoll_credit_evolution": ("no multiphase point (workloads: alltoall)",

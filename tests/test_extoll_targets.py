@@ -111,15 +111,21 @@ def test_extoll_piggyback(out):
     assert all(int(r["credit_packets_piggyback"]) <= int(r["credit_packets"]) for r in rows)
 
 
-def test_extoll_patterns(out):
+def test_extoll_patterns_and_the_conference_groups_share_one_sweep(out):
+    """The journal's patterns (one alltoall group, the others in a barrier) and the conference
+    paper's concurrent groups are two targets over one sweep: each reads its own points."""
     rows = run_target(out, "extoll_patterns")
+    conf = run_target(out, "extoll_conference_patterns")   # the same store, no new runs
     assert set(rows[0]) >= {"pattern", "protocol", "slots_per_process", "overhead_pct"}
-    assert len(rows) == 5 * 2 * 5
-    assert {r["protocol"] for r in rows} == {"static", "dynamic"}
-    finite(rows, "overhead_pct", "delayed_pct", "eq4_slots")
+    assert {r["pattern"] for r in rows} == {"1x64", "32+barrier", "16+barrier"}
+    assert {r["pattern"] for r in conf} == {"2x32", "4x16"}
+    assert len(rows) == 3 * 2 * 5 and len(conf) == 2 * 2 * 5
+    for part in (rows, conf):
+        assert {r["protocol"] for r in part} == {"static", "dynamic"}
+        finite(part, "overhead_pct", "delayed_pct", "eq4_slots")
     # Eq. 4 bound: static 57 (2 credit slots, 37 packets) in every pattern; dynamic smaller the
     # fewer senders a receiver has (64 ranks, 16 per node: 1x64 still has 48 senders)
-    bound = {(r["pattern"], r["protocol"]): float(r["eq4_slots"]) for r in rows}
+    bound = {(r["pattern"], r["protocol"]): float(r["eq4_slots"]) for r in rows + conf}
     assert {b for (_, proto), b in bound.items() if proto == "static"} == {57}
     assert [bound[(p, "dynamic")] for p in ("4x16", "2x32", "1x64")] == [15, 28, 55]
 

@@ -60,7 +60,7 @@ def extoll_buffer_bounds(ds=None, out_dir=None) -> Table:
         "groups: k concurrent alltoalls of n/k consecutive ranks",
         "static_slots: Eq. 4 exact + credit slots (Table 2), every pattern; dynamic_slots: "
         "the smallest buffer whose data region, less the idle senders' static slots, gives "
-        "every active sender Eq. 4's quota (protocols/extoll_dynamic.py)",
+        "every active sender Eq. 4's quota (protocols/extoll/dynamic.py)",
         "static_mb, dynamic_mb: Eq. 8 per receiver (MB = 2**20 bytes) with these slots; "
         "memory_ratio = static_mb / dynamic_mb",
         "a lower bound: below it some sender cannot hold a whole message in the steady flow; "

@@ -1,6 +1,6 @@
-"""EXTOLL targets of the dynamic protocol: `extoll_patterns` (Figures 10 and 15 and the Spanish
-version's concurrent groups), `extoll_limic` (Figure 18) and `extoll_credit_evolution`
-(Figure 19).
+"""EXTOLL targets of the dynamic protocol: `extoll_patterns` (the journal's Figures 10 and 15),
+`extoll_conference_patterns` (the conference version's concurrent groups; one sweep with
+extoll_patterns), `extoll_limic` (Figure 18) and `extoll_credit_evolution` (Figure 19).
 """
 from __future__ import annotations
 
@@ -82,18 +82,39 @@ def gap(rows: list[list], pattern: str) -> str:
     return f"dynamic - static {min(d):+.1f} to {max(d):+.1f} points"
 
 
-@target("extoll_patterns", "EXTOLL Figures 10 and 15: static vs dynamic overhead for alltoall "
-        "patterns (1x1024, 512/256/128 + barrier, 2x512, 4x256, 8x128) vs slots per process",
-        sweep=True, needs=Points(CREDIT_PROTOCOLS, ("alltoall",)))
+def concurrent(cfg: RunConfig) -> bool:
+    """Several alltoall groups at once (the conference paper's 2x512, 4x256, 8x128), not the
+    journal's one group with the other ranks waiting in a barrier (Figures 10 and 15)."""
+    return cfg.workload.groups > 1
+
+
+@target("extoll_patterns", "EXTOLL Figures 10 and 15: static vs dynamic overhead for all "
+        "1024 ranks in an alltoall, or 512/256/128 while the others wait in a barrier, vs "
+        "slots per process", sweep=True, needs=Points(CREDIT_PROTOCOLS, ("alltoall",)))
 def extoll_patterns(ds, out_dir=None) -> Table:
+    return _patterns(ds, out_dir, "extoll_patterns", lambda c: not concurrent(c),
+                     "a point of one alltoall group (1x1024, or a group + barrier)")
+
+
+@target("extoll_conference_patterns", "EXTOLL conference paper: static vs dynamic overhead "
+        "for concurrent alltoall groups (2x512, 4x256, 8x128) vs slots per process",
+        sweep="extoll_patterns", needs=Points(CREDIT_PROTOCOLS, ("alltoall",)))
+def extoll_conference_patterns(ds, out_dir=None) -> Table:
+    return _patterns(ds, out_dir, "extoll_conference_patterns", concurrent,
+                     "a point of concurrent alltoall groups (workload.groups > 1)")
+
+
+def _patterns(ds, out_dir, name: str, keep, what: str) -> Table:
+    """The patterns table of the points `keep` accepts (the two targets share one sweep)."""
     ds = completed(ds)
     labels = case_labels(ds)
     rows = sorted(([labels[p.index], p.cfg.protocol.name, slots_per_process(p.cfg),
                     p.overhead_pct, p.mean(lambda i: delayed_pct(ds, i)), p.ref_us, p.reps,
                     p.overhead_se_pct,
                     eq4_slots(p.cfg)]
-                   for p in overheads(ds)),
+                   for p in overheads(ds) if keep(p.cfg)),
                   key=lambda r: (labels.index(r[0]), r[1], r[2]))
+    require(ds, bool(rows), name, what)
     need = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, 3)
     calm = slots_for(rows, FIVE_PCT, lambda r: (r[0], r[1]), 2, DEL_COL)
 
@@ -126,13 +147,13 @@ def extoll_patterns(ds, out_dir=None) -> Table:
                  "(NaN: one run per point); eq4_slots: below it some sender of the pattern "
                  "cannot hold a whole message in the steady flow (Eq. 4 on its quota; dynamic: "
                  "the data region shared among the active senders once the idle ones are down "
-                 "to their static slots, protocols/extoll_dynamic.py); a necessary condition "
+                 "to their static slots, protocols/extoll/dynamic.py); a necessary condition "
                  "for no delayed sends, not a sufficient one")
-    table = Table(f"extoll_patterns: {len(rows)} points", PATTERN_COLUMNS, rows, notes)
+    table = Table(f"{name}: {len(rows)} points", PATTERN_COLUMNS, rows, notes)
     if out_dir is not None:
         pats = list(dict.fromkeys(r[0] for r in rows))
         fig = _curves(rows, 0, pats, lambda g: g, se_col=SE_COL, bound_col=EQ4_COL)
-        write_outputs(table, fig, out_dir, "extoll_patterns")
+        write_outputs(table, fig, out_dir, name)
     return table
 
 
