@@ -68,7 +68,7 @@ CTRL_CLASSES = ("credit", "request", "response", "piggyback")   # dim "ctrl" of 
 PIGGYBACK_BYTES = 2   # section 5.4: credit information in the last two bytes of the packet
 # The bytes a multi-packet eager message carries beyond the MPI header, counted only when
 # deciding whether its last packet has room for piggybacked credits (docs/model.md,
-# "Piggybacking"): section 5.4 says a 2048-byte message leaves no room and a 2044-byte one does
+# "Piggybacking room"): section 5.4 says a 2048-byte message leaves no room and a 2044-byte one does
 VELO_MSG_TAG_BYTES = 8
 PIGGYBACK_MAX = 0xFFFF
 # Output statistics fold packet kinds into these classes (dim "kind" of packets_sent).

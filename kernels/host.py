@@ -27,15 +27,16 @@ when it matches.
 Matching is MPI's: a receive takes the oldest unmatched message of its source (one FIFO per
 source); ANY_SOURCE takes the oldest over all sources (by arrival sequence number).
 """
-from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, P_CHUNK, CT_PIGGYBACK, ERR_PROGRAM, ERR_QUEUE,
-                               ERR_SPARE,
-                               EV_HOST_DMA, EV_NIC_DRAIN, EV_RANK, MAX_LOOP_DEPTH, MAX_MARKS, MC_DELAYED,
-                               MC_FCCPU, MC_MSGS, MC_STALL, OP_COMPUTE,
-                               OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP, OP_MARK, OP_MCAST, OP_RECV,
-                               OP_SEND, OP_SNAPSHOT, OP_WAITALL, P_EAGER, P_LIMIC, P_LIMIC_ON,
-                               P_COPY_KB, P_LIMIC_PER_KB, P_MATCH, P_MPI_HDR, P_PIGGY, P_PIO, P_PIO_KB, P_POSTED_NODE, P_PROGRESS,
-                               P_RETRIEVE, P_RNDV_WRITE, P_SEARCH, P_SEND_MEMO, P_VELO_PAYLOAD, PIGGYBACK_BYTES, PK_CTRL, PK_DATA, VELO_MSG_TAG_BYTES,
-                               PK_REPLY, PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
+from extoll_vec.dtypes import (ANY_SOURCE, CREDIT_FRAC_BITS, P_CHUNK, CT_PIGGYBACK, ERR_PROGRAM,
+                               ERR_QUEUE, ERR_SPARE, EV_HOST_DMA, EV_NIC_DRAIN, EV_RANK,
+                               MAX_LOOP_DEPTH, MAX_MARKS, MC_DELAYED, MC_FCCPU, MC_MSGS, MC_STALL,
+                               OP_COMPUTE, OP_END, OP_ENDLOOP, OP_IRECV, OP_ISEND, OP_LOOP,
+                               OP_MARK, OP_MCAST, OP_RECV, OP_SEND, OP_SNAPSHOT, OP_WAITALL,
+                               P_EAGER, P_LIMIC, P_LIMIC_ON, P_COPY_KB, P_LIMIC_PER_KB, P_MATCH,
+                               P_MPI_HDR, P_PIGGY, P_PIO, P_PIO_KB, P_POSTED_NODE, P_PROGRESS,
+                               P_RETRIEVE, P_RNDV_WRITE, P_SEARCH, P_SEND_MEMO, P_VELO_PAYLOAD,
+                               PIGGYBACK_BYTES, PK_CTRL, PK_DATA, VELO_MSG_TAG_BYTES, PK_REPLY,
+                               PK_RMA_GET, PK_RNDV, W_CREDIT, W_DONE, W_NIC, W_NONE, W_RECV,
                                W_SEND, W_WAITALL)
 from extoll_vec.kernels import flowctl
 from extoll_vec.kernels import rendezvous as rndv

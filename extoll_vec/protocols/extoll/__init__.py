@@ -117,7 +117,8 @@ PROTOCOLS = (
                        # a sender waiting for credits examines its mailbox for a credit
                        # packet at this cost per slot (kernels/host._search_credits)
                        Param("credit_search_ns", "float", SEARCH_NS, 0.0, 1000.0, "ns",
-                             "per mailbox slot examined", exclusive="the credit search is part of")),
+                             "per mailbox slot examined",
+                             exclusive="the credit search is part of")),
              pair_fields=_fixed(L.CREDIT_FIELDS)),
     # EXTOLL dynamic (section 6): a FIFO of credit_slots + 1 thresholds per peer. Its activity
     # lists hold every other process (6.3) and Eq. 6 steals from the last of the low list, an
