@@ -259,8 +259,7 @@ def _mcast_packets(cfg) -> int:
     warm-ups included, in packets (the multicast benchmarks of workloads/multicast.py; a
     sequence number beyond it is not marked)."""
     w = cfg.workload
-    per = max(cfg.mpi.packets(w.message_bytes), -(-w.message_bytes // cfg.mpi.velo_payload), 1)
-    return (w.iterations + w.warmup + 1) * per
+    return (w.iterations + w.warmup + 1) * cfg.mpi.packets(w.message_bytes)
 
 
 def _recovery_mcasts(batch, b):
