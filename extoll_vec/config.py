@@ -618,6 +618,10 @@ class LimitsConfig(_Section):
     max_cycles: int = _int(10**12, 1, CYCLES_MAX, "cycles")     # hard stop
     # no packet delivered / op finished for this long: error
     no_progress_us: float = _num(10_000.0, 0.0, US_MAX, "microseconds", "time", lo_open=True)
+    # a router input buffer whose queues have not changed for this long, and whose queue heads
+    # wait only on other such buffers, stops the run: part of the network has stopped for good
+    # while the rest moves (engine/stall.py); 0: no such check
+    stall_check_cycles: int = _int(2000, 0, CYCLES_MAX, "cycles")
 
 
 # Fields added after result stores were first written, each with a default that reproduces the
@@ -634,7 +638,7 @@ ADDED_FIELDS = ("network.nic_packet_ns", "network.router", "network.speedup", "n
                 "workload.converge_tolerance", "workload.window", "workload.blocking",
                 "workload.nas", "workload.nas_iterations", "workload.compute_scale",
                 "network.pci_mb_s", "network.dma_setup_ns", "host.pio_ns_per_kb",
-                "host.copy_ns_per_kb") + tuple(
+                "host.copy_ns_per_kb", "limits.stall_check_cycles") + tuple(
     f"protocol.{d.name}" for d, _users in declared_params() if d.added)
 
 SECTIONS = {"topology": TopologyConfig, "network": NetworkConfig, "host": HostConfig,

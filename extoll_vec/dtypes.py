@@ -119,13 +119,16 @@ ERR_PROGRAM = 256         # malformed program (bad op, loop stack overflow)
 ERR_PAIR = 512            # a pair of ranks missing from the pair table was looked up (kernels/pairs.py)
 ERR_SPARE = 1024          # a table sized from the program ran out (spare pair entries, mailbox
                           # ring): the engine reruns the batch at full size (engine/batch.py)
+ERR_STALL = 2048          # router buffers that wait only on each other while the rest moves
+                          # (a partial deadlock; set outside the kernels, engine/stall.py)
 ERR_NAMES = {ERR_DEADLOCK: "deadlock", ERR_NO_PROGRESS: "no progress",
              ERR_MAILBOX_OVERFLOW: "mailbox overflow", ERR_BUFFER_OVERFLOW: "buffer overflow",
              ERR_POOL: "pool exhausted", ERR_QUEUE: "queue overflow",
              ERR_INVARIANT: "invariant broken", ERR_MAX_CYCLES: "max cycles reached",
              ERR_PROGRAM: "malformed program",
              ERR_PAIR: "pair of ranks missing from the pair table",
-             ERR_SPARE: "spare pair entries or mailbox ring exhausted"}
+             ERR_SPARE: "spare pair entries or mailbox ring exhausted",
+             ERR_STALL: "partial deadlock"}
 
 # ---- protocol hooks (kernel ids and names: extoll_vec/protocols/registry.py) ------------------
 # bits of par[P_HOOKS]: the hot-path hooks the member's protocol defines; a core call site tests

@@ -20,6 +20,7 @@ from ..workloads import build_program, skewed, snapshot_counts
 from ..workloads.registry import workload
 from extoll_vec.kernels import progstats
 from extoll_vec.kernels.specialize import sim_for
+from . import stall
 from .diagnostics import check_invariants, describe_error
 from .pairs import pair_table, pair_table_size
 from .params import cycles, member_params, node_params, sink_rates, topo_arrays
@@ -124,6 +125,10 @@ class Batch:
         once (config.check_threads); the results are bit-identical for any count."""
         check_threads(threads, "threads")
         chunk = min(c.limits.chunk_cycles for c in self.configs)
+        every = stall.interval(self.configs)
+        if every:           # the kernel calls end where the partial-deadlock check runs
+            chunk = min(chunk, every)
+        self.stall = stall.StallCheck(self) if every else None
         B = len(self.configs)
         k = min(threads, B)
         pool = ThreadPoolExecutor(k, thread_name_prefix="extoll-vec-member") if k > 1 else None
@@ -133,12 +138,15 @@ class Batch:
             while True:
                 t += chunk
                 running = self._advance(t, profile, pool)
+                if self.stall is not None:
+                    self.stall.check(t)
                 if progress is not None:
                     progress(float((self.S.finished != 0).mean()))
                 if not self.exact and (self.S.status & D.ERR_SPARE).any():
                     # a table sized from the program ran out: the same run at full size
                     self.__init__(*self._given, exact=True)
                     self._private = {}
+                    self.stall = stall.StallCheck(self) if every else None
                     if profile is not None:
                         profile[:] = 0
                     t = 0

@@ -47,6 +47,8 @@ def describe_error(batch, b: int) -> str:
     blocked = np.nonzero(S.ej_blk[b])[0]
     if len(blocked):
         parts.append(f"NICs of nodes {blocked[:8].tolist()} hold packets for full mailboxes")
+    if flags & D.ERR_STALL:
+        parts.append(batch.stall.notes[b])
     if flags & (D.ERR_NO_PROGRESS | D.ERR_DEADLOCK):
         parts.append(blocked_cycle(batch, b))
         # a protocol that holds packets at its NICs can be stuck with every router buffer
@@ -63,18 +65,48 @@ def blocked_cycle(batch, b: int) -> str:
     than the packet has flits). A buffer is blocked if every queue head in it waits so; a set
     of blocked buffers that wait only for each other can never move again (a deadlock). Names
     a cycle of such a set, or says there is none."""
-    S, topo = batch.S, batch.topology
-    heads = S.voq[b, ..., 0]
-    r, pi, vi, po = np.nonzero(heads >= 0)
+    r, pi, vi, po, ovc, flits = queue_heads(batch, b)
     if len(r) == 0:
         return "no packet waits in a router buffer"
+    stuck, waiting = waiting_set(batch, b, r, pi, vi, po, ovc, flits)
+    if not stuck:
+        return (f"{waiting} queue heads wait for credits, but no set of router buffers "
+                "waits only on itself (no routing deadlock)")
+    edges = np.array([(a, c) for a, cs in stuck.items() for c in cs], np.int64)
+    cycle = find_cycle(np.unique(edges, axis=0))
+    return (f"routing deadlock: {len(stuck)} router input buffers wait only on each other, "
+            "e.g. the cycle " + describe_cycle(cycle))
+
+
+def queue_heads(batch, b: int):
+    """The queue heads in the routers' input buffers of member b, as int64 arrays (router,
+    input port, input VC, output port, output VC, flits): the VOQ router's one head per
+    virtual output queue, the iq router's one per input VC FIFO (kernels/router_iq.py)."""
+    S = batch.S
+    if batch.configs[b].network.router == "iq":
+        r, pi, vi = np.nonzero(S.iq_head[b] >= 0)
+        return (r, pi, vi, S.iq_hout[b][r, pi, vi].astype(np.int64),
+                S.iq_hovc[b][r, pi, vi].astype(np.int64),
+                S.iq_hlen[b][r, pi, vi].astype(np.int64))
+    heads = S.voq[b, ..., 0]
+    r, pi, vi, po = np.nonzero(heads >= 0)
     h = heads[r, pi, vi, po]
-    ovc = S.pk["ovc"][b, h]
-    waits = (topo.neighbor[r, po] >= 0) & (S.cr[b, r, po, ovc] < S.pk["flits"][b, h])
+    return (r, pi, vi, po, S.pk["ovc"][b, h].astype(np.int64),
+            S.pk["flits"][b, h].astype(np.int64))
+
+
+def waiting_set(batch, b: int, r, pi, vi, po, ovc, flits) -> tuple[dict, int]:
+    """Of the given queue heads, those that wait for credits (their output has fewer credits
+    for their VC than they have flits) make the wait-for graph buffer -> the downstream
+    buffer; a buffer is blocked if every head of it waits. Returns the blocked buffers that
+    wait only on blocked buffers ({buffer id: [buffer ids it waits on]}: such a set can never
+    move again) and the number of waiting heads."""
+    S, topo = batch.S, batch.topology
+    waits = (topo.neighbor[r, po] >= 0) & (S.cr[b, r, po, ovc] < flits)
     src = buffer_id(r, pi, vi)
     dst = buffer_id(topo.neighbor[r, po], np.maximum(topo.neighbor_port[r, po], 0), ovc)
     free = set(src[~waits].tolist())            # buffers with a head that can move
-    stuck = {}
+    stuck: dict[int, list[int]] = {}
     for a, c in zip(src[waits].tolist(), dst[waits].tolist()):
         if a not in free:
             stuck.setdefault(a, []).append(c)
@@ -84,13 +116,7 @@ def blocked_cycle(batch, b: int) -> str:
         for a in [a for a, cs in stuck.items() if any(c not in stuck for c in cs)]:
             del stuck[a]
             changed = True
-    if not stuck:
-        return (f"{int(waits.sum())} queue heads wait for credits, but no set of router buffers "
-                "waits only on itself (no routing deadlock)")
-    edges = np.array([(a, c) for a, cs in stuck.items() for c in cs], np.int64)
-    cycle = find_cycle(np.unique(edges, axis=0))
-    return (f"routing deadlock: {len(stuck)} router input buffers wait only on each other, "
-            "e.g. the cycle " + describe_cycle(cycle))
+    return stuck, int(waits.sum())
 
 
 def check_invariants(batch, b: int) -> None:

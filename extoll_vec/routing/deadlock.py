@@ -37,6 +37,12 @@ def buffer_id(r, p, v):
     return (np.asarray(r, np.int64) * _PORTS + p) * MAX_VCS + v
 
 
+def buffer_parts(ids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(router, port, VC) of buffer ids."""
+    ids = np.asarray(ids, np.int64)
+    return ids // MAX_VCS // _PORTS, ids // MAX_VCS % _PORTS, ids % MAX_VCS
+
+
 def buffer_name(i: int) -> str:
     i = int(i)
     return f"router {i // MAX_VCS // _PORTS} port {i // MAX_VCS % _PORTS} VC {i % MAX_VCS}"

@@ -28,6 +28,7 @@ REGISTERED = (
     "extoll_vec.routing.table",         # table: the topology's own tables
     "extoll_vec.routing.dragonfly",     # valiant, ugal, par
     "extoll_vec.routing.valiant_mesh",  # valiant_mesh: a random intermediate node on a mesh
+    "extoll_vec.routing.booksim",       # ugal_booksim: stock BookSim2's ugal_dragonflynew
 )
 
 # The route function of a routing's kernel module, as the dispatch calls it:
