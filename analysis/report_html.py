@@ -36,6 +36,9 @@ footer { margin-top: 3em; font-size: 12px; color: #777; }
 """
 
 
+MAX_LISTED = 200         # points not computed listed one by one (a sweep still running)
+
+
 @dataclass
 class Report:
     title: str
@@ -50,6 +53,7 @@ class Report:
     command: str = ""                          # the command that made the store ("" unknown)
     command_note: str = ""
     spec: str = ""                             # the sweep spec's text
+    spec_label: str = "the sweep spec stored with the results"
     target: Any = None                         # a target's Table (tables NAME --out DIR)
     target_pngs: list[tuple[str, bytes]] = field(default_factory=list)
     footer: str = ""
@@ -130,14 +134,16 @@ def _store_sections(r: Report) -> list[str]:
             out.append(f"<p>{esc(r.failed_note)}</p>")
     if r.missing:
         out.append(f"<h2>Points not computed ({len(r.missing)})</h2>")
-        items = "".join(f"<li>point {p}: {esc(w)}</li>" for p, w in r.missing)
-        out.append(f'<ul id="missing">{items}</ul>')
+        items = "".join(f"<li>point {p}: {esc(w)}</li>" for p, w in r.missing[:MAX_LISTED])
+        more = (f"<li>... and {len(r.missing) - MAX_LISTED} more</li>"
+                if len(r.missing) > MAX_LISTED else "")
+        out.append(f'<ul id="missing">{items}{more}</ul>')
     out.append("<h2>Command</h2>")
     if r.command:
         out.append(f'<pre id="command">{esc(r.command)}</pre>')
     if r.command_note:
         out.append(f"<p>{esc(r.command_note)}</p>")
     if r.spec:
-        out.append("<details><summary>the sweep spec stored with the results</summary>"
+        out.append(f"<details><summary>{esc(r.spec_label)}</summary>"
                    f'<pre id="spec">{esc(r.spec)}</pre></details>')
     return out

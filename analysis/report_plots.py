@@ -125,9 +125,9 @@ def _plot(m: Metric, axis: dict, others: list[dict], reps: list[str]) -> Plot:
     lines, rest = _series_axes(others)
     xs = [_label(x) for x in axis["labels"]]
     numeric = _numeric(xs)
-    fig, ax = figure(width=5.8, height=3.7)
-    ax = ax[0][0]
     combos = list(product(*[[_label(x) for x in a["labels"]] for a in lines]))
+    fig, ax = figure(width=5.8, height=4.2 if len(combos) > 1 else 3.5)
+    ax = ax[0][0]
     present = {x for labels, *_ in m.values for x in [labels.get(axis["coord"])]}
     shown = [x for x in xs if x in present]
     pos = {x: (x if numeric else k) for k, x in enumerate(shown)}
@@ -176,9 +176,9 @@ def _plot(m: Metric, axis: dict, others: list[dict], reps: list[str]) -> Plot:
     ax.set_ylabel(m.label)
     ax.set_title(f"{m.label} against {axis['name']}", fontsize=11)
     ax.grid(True, alpha=0.3)
-    if drawn > 1:     # beside the axes: inside, it would hide markers
-        fig.legend(fontsize=7, loc="outside right upper", title_fontsize=7,
-                   title=", ".join(a["name"] for a in lines))
+    if drawn > 1:     # under the axes: inside, it would hide markers
+        fig.legend(fontsize=7.5, loc="outside lower center", title_fontsize=7.5,
+                   ncols=min(drawn, 4), title=", ".join(a["name"] for a in lines))
     png = io.BytesIO()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     FigureCanvasAgg(fig)

@@ -166,9 +166,9 @@ def build_report(ds, where, target=None, target_pngs=(), log=True):
                        f"are in {error_log_path(where)}.")
     grid = " x ".join(str(len(a["labels"])) for a in axes)
     count = f"{n_all} on a {grid} grid" if axes else f"{n_all}"
-    count += f": {int(done.sum())} completed"
     if is_sweep:
-        count += f", {len(failed)} failed, {len(missing)} not computed"
+        count += (f": {int(done.sum())} completed, {len(failed)} failed, {len(missing)} not "
+                  "computed")
     facts = [("store", os.fspath(where) if isinstance(where, (str, os.PathLike))
               else " + ".join(map(os.fspath, where))),
              ("kind", "sweep store" if is_sweep else
@@ -184,11 +184,13 @@ def build_report(ds, where, target=None, target_pngs=(), log=True):
         facts.append((f"axis {a['name']}", f"{shown} ({len(labels)} values{sets})"))
     facts.append(("model version", attrs.get("git_revision", "unknown")))
     spec = attrs.get("sweep_spec", "")
+    spec_label = "the sweep spec stored with the results"
     command, note = _command(attrs, where, is_sweep)
     if not spec and "configs" in attrs:
         import yaml
         cfgs = json.loads(attrs["configs"])
         spec = yaml.safe_dump(cfgs[0] if len(cfgs) == 1 else cfgs, sort_keys=False)
+        spec_label = "the configuration stored with the results"
     title = f"Sweep {name}" if is_sweep else f"Result store {name}"
     if target is not None:
         title = f"{target.title.split(':')[0]} (target) from {name}"
@@ -196,7 +198,7 @@ def build_report(ds, where, target=None, target_pngs=(), log=True):
         title=title, lead=_spec_description(spec) if is_sweep else "", facts=facts,
         summary=table, plots=figures, no_plots=no_plots, failed=failed,
         failed_note=failed_note, missing=missing, command=command, command_note=note,
-        spec=spec, target=target, target_pngs=list(target_pngs),
+        spec=spec, spec_label=spec_label, target=target, target_pngs=list(target_pngs),
         footer=f"written by extoll-vec {__version__} on {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
 
 
