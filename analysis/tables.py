@@ -10,6 +10,7 @@ and the target modules.
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 
@@ -28,8 +29,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
                         "in one file only)")
     p.add_argument("-o", "--output", metavar="OUT.csv", help="also write the table as CSV")
     p.add_argument("--out", dest="out_dir", metavar="DIR",
-                   help="write NAME.csv and NAME.png into DIR; without --from, first run the "
-                        "target's sweep into DIR/SPEC.zarr (an existing store is resumed)")
+                   help="write NAME.csv, NAME.png and NAME.html (the table, its figure and "
+                        "the report of the store: `extoll-vec report`) into DIR; without "
+                        "--from, first run the target's sweep into DIR/SPEC.zarr (an existing "
+                        "store is resumed)")
     p.add_argument("--quick", action="store_true",
                    help="run the target's reduced-scale sweep (under a minute)")
     add_set_option(p)
@@ -62,8 +65,12 @@ def _run(args: argparse.Namespace) -> int:
     if not read and tgt.needs_store:
         store = run_target_sweep(tgt, args.out_dir, args.quick, args.cluster, args.workers,
                                  args.quiet, args.sets, args.max_points)
+    since = time.time()
     table = compute(args.name, store, out_dir=args.out_dir, rows=args.rows)
     print(table.to_text())
+    if args.out_dir is not None:
+        from .store_report import write_target_page
+        print(f"wrote {write_target_page(args.name, table, store, args.out_dir, since)}")
     if args.output:
         out = Path(args.output)
         try:

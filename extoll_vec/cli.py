@@ -32,7 +32,7 @@ EXIT_ERROR = 2
 
 # Modules that may add subcommands (sweep, tables, ...); a missing module is skipped.
 EXTENSION_MODULES = ("extoll_vec.sweep", "extoll_vec.analysis.tables", "extoll_vec.analysis.report",
-                     "extoll_vec.warmup")
+                     "extoll_vec.analysis.store_report", "extoll_vec.warmup")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,14 @@ class Subcommand:
 
 SUBCOMMANDS: dict[str, Subcommand] = {}
 _LOADED: set[str] = set()
+_INVOCATION: list[str] | None = None   # the command main() is running, while it runs
+
+
+def invocation() -> list[str] | None:
+    """The command line (``extoll-vec`` and its arguments) that main() is running, or None
+    outside main() (the Python API): a sweep store keeps the command that created it, so that
+    its report can say how it was made."""
+    return None if _INVOCATION is None else list(_INVOCATION)
 
 
 def register(name: str, help: str, configure: Callable[[argparse.ArgumentParser], None],
@@ -221,11 +229,14 @@ def _one_line(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global _INVOCATION
     _load_extensions()
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors (argparse exits with 2)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
+    _INVOCATION = [PROG, *argv]
     try:
         return int(args._run(args) or 0)
     except ExtollVecError as exc:
@@ -234,6 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        _INVOCATION = None
 
 
 if __name__ == "__main__":

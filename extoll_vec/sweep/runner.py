@@ -98,6 +98,29 @@ class _ErrorLog:
         self.result.log = str(self.path)
 
 
+_LOGGED = re.compile(r"^---- point (\d+) \(.*\) failed"
+                     r"(?: \(also points ([\d, ]+): the same config\))?:$")
+
+
+def read_error_log(store) -> dict[int, str]:
+    """The points that _ErrorLog recorded as failed beside `store`, each with its one-line
+    message (the latest entry of a point that failed in several runs); empty without a log.
+    Whether such a point is still missing is the store's completed mask to say: a rerun of a
+    later version may have computed it."""
+    failed: dict[int, str] = {}
+    try:
+        lines = error_log_path(store).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return failed
+    for head, message in zip(lines, lines[1:] + [""]):
+        m = _LOGGED.match(head)
+        if m:
+            twins = [int(x) for x in m.group(2).split(",")] if m.group(2) else []
+            for p in (int(m.group(1)), *twins):
+                failed[p] = message.strip()
+    return failed
+
+
 def _one_per_build(sweep: Sweep, todo: list[int]) -> list:
     """The smallest point (by estimated state) of each kernel build the points run (the
     protocol family, or "shared": kernels/specialize.py), for warm_kernels."""

@@ -7,7 +7,9 @@ axis, plus
 - one coordinate per sweep axis that is not a config coordinate already (zipped axes, ``rep``);
 - attrs ``sweep_name``, ``sweep_fingerprint`` (identity of the points: spec.fingerprint),
   ``sweep_spec`` (the spec file text), ``sweep_axes`` (JSON: name, keys, coord, labels of every
-  axis, in grid order), ``git_revision``, plus dataset.py's version, schema and configs.
+  axis, in grid order), ``git_revision``, plus dataset.py's version, schema and configs; a
+  store created by the command line also ``sweep_command`` (the command, shell-quoted) and
+  ``sweep_directory`` (where it ran: the command's relative paths start there).
 
 Every variable is chunked one point per chunk along ``point``, so writes of different points
 never touch the same chunk file. The client writes a finished batch's points (data first, then
@@ -36,7 +38,8 @@ from ..inputs import shown_path
 from .spec import Sweep
 
 MASK = "completed"
-SWEEP_ATTRS = ("sweep_name", "sweep_fingerprint", "sweep_spec", "sweep_axes", "git_revision")
+SWEEP_ATTRS = ("sweep_name", "sweep_fingerprint", "sweep_spec", "sweep_axes", "git_revision",
+               "sweep_command", "sweep_directory")
 
 
 # ---- provenance ----------------------------------------------------------------------------------
@@ -58,6 +61,23 @@ def git_revision() -> str:
         return "unknown"
 
 
+def command_attrs() -> dict[str, str]:
+    """The command line creating a store (cli.invocation) as its attributes, for the report's
+    "made by"; none from the Python API, whose stores of equal sweeps stay equal attribute for
+    attribute."""
+    import shlex
+
+    from ..cli import invocation
+    argv = invocation()
+    if argv is None:
+        return {}
+    try:
+        here = os.getcwd()
+    except OSError:             # the directory was removed under the process
+        here = "unknown"
+    return {"sweep_command": shlex.join(argv), "sweep_directory": here}
+
+
 # ---- creating and checking -----------------------------------------------------------------------
 def _template(sweep: Sweep):
     """The store's Dataset with lazy (dask) fill values for the data and the mask."""
@@ -75,7 +95,7 @@ def _template(sweep: Sweep):
     attrs = {"sweep_name": sweep.name, "sweep_fingerprint": sweep.fingerprint,
              "sweep_spec": sweep.text,
              "sweep_axes": json.dumps([a.to_json() for a in sweep.axes], separators=(",", ":")),
-             "git_revision": git_revision()}
+             "git_revision": git_revision(), **command_attrs()}
     ds = build_dataset(configs, fills, attrs=attrs)
     encoding = {}
     for name, var in schema.items():
