@@ -18,6 +18,7 @@ from pathlib import Path as _Path
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests"))
 
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -62,9 +63,17 @@ def main() -> None:
     section = {"cores": 1, "processes": 1, "memory": "2GiB", "walltime": "00:30:00",
                "queue": "debug", "python": sys.executable,
                "job_extra_directives": ["--export=NONE"],
-               "job_script_prologue": [f"export EXTOLL_VEC_CACHE_DIR={cache}"]}
+               "job_script_prologue": [f"export EXTOLL_VEC_CACHE_DIR={cache}"],
+               "log_directory": str(work / "logs")}
     (work / "cluster.yaml").write_text(yaml.safe_dump(
         {"cluster": {"kind": "slurm", "slurm": section, "scale": {"jobs": 1}}}))
+    try:
+        measure(work, cache)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(work: Path, cache: Path) -> None:
     with slurm_cluster.one_node_cluster() as slurm:
         os.environ["SLURM_CONF"] = str(slurm.conf)
         with connect(load_cluster_spec(str(work / "cluster.yaml")), quiet=True) as client:
