@@ -49,7 +49,7 @@ for share in a.shares:
            "booksim_1000": round(b1.throughput, 4), "booksim_1000_stop": b1.stop_cycle,
            "booksim_10000": round(b10.throughput, 4), "booksim_10000_stop": b10.stop_cycle,
            "booksim_10000_converged": b10.converged,
-           "last_10000": round((acc[-1] - acc[-11]) / 10000 / n, 4),
+           "last_10000": round(float(acc[-1] - acc[-11]) / 10000 / n, 4),
            "wall_s": round(time.perf_counter() - t0, 1)}
     rows.append(row)
     print(row, flush=True)
