@@ -227,7 +227,8 @@ def _shift_not_identity(cfg, check) -> None:
 def _even_nodes(cfg, check) -> None:
     n = cfg.topology.n_nodes
     check(n % 2 == 0, "workload.kind",
-          f"a kind other than pairwise on an odd number of nodes ({n})", cfg.workload.kind)
+          f"a kind other than {cfg.workload.kind} on an odd number of nodes ({n})",
+          cfg.workload.kind)
 
 
 WORKLOADS = (
