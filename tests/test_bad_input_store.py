@@ -345,6 +345,8 @@ MISSING = {   # target: (in the store of reference points only, in the store of 
     "lfc_vs_fmmc": ("no completed LFC multicast benchmark point",) * 2,
     "ib_families": ("no completed reference point of IB",
                     "no completed reference point of EXTOLL or IB"),
+    "families_frontier": ("no completed point of a family with its reference",
+                          "no completed reference point"),
 }
 
 

@@ -118,6 +118,29 @@ def test_multi_pingpong_structure_and_balance():
     assert (sent == 5).all() and (recv == 5).all() and not anyc.any()
 
 
+def test_mpi_pairwise_pairs_the_nodes_as_network_pairwise_traffic():
+    """Schneider et al.'s pairwise traffic at MPI level: rank i of node A streams to rank i of
+    A's partner node, the partner of network-only pairwise traffic of the same seed, and back;
+    every pair balanced, the pairing a function of the seed alone."""
+    from extoll_vec.workloads.patterns import pairwise_exchange
+    prog = pairwise_exchange(32, 4, 7, 2048, 3, warmup=1)
+    check_balanced(prog)
+    partner = synthetic_destinations("pairwise", 8, 7)
+    src, dst, sent, recv, anyc = message_counts(prog)
+    assert sorted(zip(src.tolist(), dst.tolist())) == sorted(
+        (r, int(partner[r // 4]) * 4 + r % 4) for r in range(32))
+    assert (sent == 4).all() and (recv == 4).all() and not anyc.any()
+    assert rank_ops(prog, 0).tolist() == [OP_LOOP, OP_ISEND, OP_RECV, OP_WAITALL, OP_ENDLOOP,
+                                          OP_MARK, OP_LOOP, OP_ISEND, OP_RECV, OP_WAITALL,
+                                          OP_ENDLOOP, OP_MARK, OP_END]
+    assert (pairwise_exchange(32, 4, 7, 2048, 3).ops[:, 1:3].tolist()
+            != pairwise_exchange(32, 4, 8, 2048, 3).ops[:, 1:3].tolist())
+    with pytest.raises(ConfigError, match="other than mpi_pairwise on an odd number of nodes"):
+        RunConfig(topology=TopologyConfig(kind="mesh", dims=(3, 1)),
+                  mpi=MpiConfig(ranks_per_node=1),
+                  workload=WorkloadConfig(kind="mpi_pairwise", ranks=3))
+
+
 @pytest.mark.parametrize("hops", [1, 7, 14])
 def test_multi_pingpong_hop_distance_on_8x8_mesh(hops):
     cfg = RunConfig(topology=TopologyConfig(kind="mesh", dims=(8, 8)),

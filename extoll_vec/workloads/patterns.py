@@ -140,6 +140,30 @@ def synthetic_destinations(kind: str, n_nodes: int, seed: int, shift: int = 0) -
             return p.astype(np.int32)
 
 
+def pairwise_exchange(n_ranks: int, ranks_per_node: int, seed: int, message_bytes: int,
+                      iterations: int, warmup: int = 0) -> Program:
+    """Schneider et al.'s pairwise traffic (section 4.1) at MPI level: the nodes paired by the
+    random perfect matching of network-only `pairwise` traffic (synthetic_destinations, same
+    seed), rank i of node A with rank i of its partner B; every rank, `iterations` times, ISENDs
+    message_bytes to its partner, RECVs as much from it and waits for both (IMB PingPing on
+    every pair at once), so that A sends all its traffic to B and B to A, as in the paper."""
+    rpn = int_arg("ranks_per_node", ranks_per_node, 1)
+    n_ranks = int_arg("n_ranks", n_ranks, 2)
+    nbytes = int_arg("message_bytes", message_bytes, 0)
+    iterations = int_arg("iterations", iterations, 1)
+    warmup = int_arg("warmup", warmup, 0)
+    partner = synthetic_destinations("pairwise", n_ranks // rpn, seed)
+    b = ProgramBuilder(n_ranks)
+    for me in range(n_ranks):
+        peer = int(partner[me // rpn]) * rpn + me % rpn
+
+        def body(me=me, peer=peer):
+            b.isend(me, peer, nbytes).recv(me, peer, nbytes).waitall(me)
+        timed_loops(b, me, warmup, iterations, body)
+    return b.build(f"mpi_pairwise: {n_ranks // rpn // 2} node pairs (seed {seed}), "
+                   f"{nbytes} B x {iterations} each way")
+
+
 def slow_nodes(n_nodes: int, count: int, seed: int) -> np.ndarray:
     """The slow receivers: `count` distinct nodes, sorted, drawn by `seed` from a stream of their
     own (SeedSequence([seed, 0x5105])), so the traffic pattern and the slow nodes of one seed are
@@ -203,7 +227,8 @@ def _shift_not_identity(cfg, check) -> None:
 def _even_nodes(cfg, check) -> None:
     n = cfg.topology.n_nodes
     check(n % 2 == 0, "workload.kind",
-          f"a kind other than pairwise on an odd number of nodes ({n})", cfg.workload.kind)
+          f"a kind other than {cfg.workload.kind} on an odd number of nodes ({n})",
+          cfg.workload.kind)
 
 
 WORKLOADS = (
@@ -214,6 +239,10 @@ WORKLOADS = (
                  cfg.workload.message_bytes, cfg.workload.iterations, cfg.workload.warmup),
              check=_check_groups, rows=_alltoall_rows, figures=_alltoall_figures,
              detail=_alltoall_detail),
+    Workload("mpi_pairwise", program=lambda cfg: pairwise_exchange(
+                 cfg.workload.ranks, cfg.mpi.ranks_per_node, cfg.seed,
+                 cfg.workload.message_bytes, cfg.workload.iterations, cfg.workload.warmup),
+             check_run=_even_nodes),
     Workload("permutation", destinations=_table("permutation")),
     Workload("uniform", destinations=_table("uniform"), random_per_packet=True),
     Workload("shift", destinations=_table("shift"), check_run=_shift_not_identity),
