@@ -205,6 +205,18 @@ register("examples", "list the named example configurations", _configure_example
 
 # ---- entry point -----------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every registered subcommand, built once per set of them (argparse spends
+    most of a refused command line's time building it; parse_args leaves it unchanged)."""
+    key = tuple(SUBCOMMANDS)
+    if _PARSER.get("key") != key:
+        _PARSER.update(key=key, parser=_build_parser())
+    return _PARSER["parser"]
+
+
+_PARSER: dict = {}
+
+
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Batch simulator of end-to-end flow control in HPC interconnects.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")

@@ -45,9 +45,8 @@ class Batch:
         self.configs = list(configs)
         c0 = configs[0]
         self.topology = build_topology(c0.topology)
+        check_topology(self.topology, configs)
         self.T = topo_arrays(self.topology, c0)
-        # the kernels compiled for the members' protocols (kernels/specialize.py)
-        self.sim = sim_for(c.protocol.name for c in configs)
         B, NR = len(configs), c0.n_ranks
         # workload.kind "program": the caller hands in hand-written Programs, one per config
         programs = list(programs) if programs is not None else [build_program(c) for c in configs]
@@ -56,6 +55,8 @@ class Batch:
         programs = [skewed(p, c) for p, c in zip(programs, configs)]
         for cfg, prog in zip(configs, programs):
             check_protocol_program(cfg, prog)
+        # the kernels compiled for the members' protocols (kernels/specialize.py)
+        self.sim = sim_for(c.protocol.name for c in configs)
         rows = max(max(len(p.ops) for p in programs), 1)
         self.ops = np.zeros((B, rows, 4), np.int32)
         self.starts = np.zeros((B, max(NR, 1)), np.int32)[:, :NR]
@@ -82,12 +83,6 @@ class Batch:
         self.par = np.stack([member_params(c, mailbox_capacity(c, f))
                              for c, f in zip(configs, figs)])
         topo = self.topology
-        if c0.network.vcs < topo.vcs_needed and c0.network.routing_vcs is None:
-            raise ConfigError("network.vcs", f"got {c0.network.vcs}; allowed: >= "
-                              f"{topo.vcs_needed} (the deadlock-free routing of {topo.kind} "
-                              "needs them)")
-        for cfg in configs:     # the routing's channel dependency graph (routing/deadlock.py)
-            check_deadlock_free(topo, cfg)
         sizes = state_sizes(configs, topo, figs)
         check_widths(programs, sizes["SQ"])
         synth = c0.workload.synthetic
@@ -242,6 +237,30 @@ def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | N
                                tuple(sizes[d] for d in var.dims[1:]))
               for name, var in schema_for(configs).items()}
     return build_dataset(configs, arrays)
+
+
+def check_topology(topo, configs: Sequence[RunConfig]) -> None:
+    """What the built topology refuses: fewer VCs than its deadlock-free routing needs, a
+    routing whose channel dependency graph has a cycle (routing/deadlock.py)."""
+    c0 = configs[0]
+    if c0.network.vcs < topo.vcs_needed and c0.network.routing_vcs is None:
+        raise ConfigError("network.vcs", f"got {c0.network.vcs}; allowed: >= "
+                          f"{topo.vcs_needed} (the deadlock-free routing of {topo.kind} "
+                          "needs them)")
+    for cfg in configs:
+        check_deadlock_free(topo, cfg)
+
+
+def check_point(cfg: RunConfig, topo, program) -> None:
+    """Everything Batch([cfg]) refuses once it has built cfg's topology and program, without
+    allocating its state (the sweep's --dry-run and check_points): the topology's checks, the
+    program's (its protocol's, the mailbox entry's widths). program: build_program(cfg), or
+    None for hand-written programs (given to Batch by the caller)."""
+    check_topology(topo, [cfg])
+    if program is not None and cfg.n_ranks:
+        prog = skewed(program, cfg)
+        check_protocol_program(cfg, prog)
+        check_widths([prog], prog.max_isends + 2)
 
 
 def check_protocol_program(cfg: RunConfig, prog) -> None:

@@ -189,13 +189,18 @@ def check_points(sweep, points, local: bool = True) -> None:
     First engine.sizing.check_memory, without building anything: arrays the kernels' int32
     indices cannot address, and, for a local cluster (local: the workers share this
     machine's memory), a point larger than the memory available here. Remote workers check
-    their own memory when they build the batch (engine.Batch)."""
+    their own memory when they build the batch (engine.Batch). Then engine.batch.check_point
+    on the point's built topology and program: what engine.Batch refuses before it allocates
+    (a topology's VCs, a routing's dependency cycle, a program its protocol cannot run)."""
+    from ..engine.batch import check_point
     from ..engine.sizing import check_memory
-    from .plan import estimate
+    from .plan import estimate, program_of, topology_of
     for p in points:
         try:
-            check_memory([sweep.configs[p]], None if local else float("inf"))
-            estimate(sweep.configs[p])
+            cfg = sweep.configs[p]
+            check_memory([cfg], None if local else float("inf"))
+            check_point(cfg, topology_of(cfg), program_of(cfg))
+            estimate(cfg)
         except ConfigError as exc:
             raise ConfigError(exc.field, f"{exc.message} (point {p}: "
                                          f"{sweep.describe(p) or 'the base'})") from None
