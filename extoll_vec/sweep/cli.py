@@ -193,13 +193,15 @@ def check_points(sweep, points, local: bool = True) -> None:
     on the point's built topology and program: what engine.Batch refuses before it allocates
     (a topology's VCs, a routing's dependency cycle, a program its protocol cannot run)."""
     from ..engine.batch import check_point
-    from ..engine.sizing import check_memory
+    from ..engine.sizing import available_memory, check_memory
     from .plan import estimate, program_of, topology_of
     for p in points:
         try:
             cfg = sweep.configs[p]
-            check_memory([cfg], None if local else float("inf"))
-            check_point(cfg, topology_of(cfg), program_of(cfg))
+            # a local worker is a process of its own: it holds nothing of this one's yet
+            available = available_memory(own=False) if local else float("inf")
+            check_memory([cfg], available)
+            check_point(cfg, topology_of(cfg), program_of(cfg), available)
             estimate(cfg)
         except ConfigError as exc:
             raise ConfigError(exc.field, f"{exc.message} (point {p}: "
