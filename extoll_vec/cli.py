@@ -243,6 +243,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ExtollVecError as exc:
         print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
+    except MemoryError as exc:   # an allocation outside the named ones (sizing.allocating)
+        size = getattr(exc, "_total_size", None)
+        what = f" ({size / 2**20:,.0f} MiB refused)" if size else ""
+        print(f"{PROG}: error: out of memory{what}: give the run more memory or a smaller "
+              "configuration", file=sys.stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130

@@ -293,11 +293,13 @@ def _part(dims: tuple) -> str:
 # What a run's process holds beside its arrays, and what it allocates for a while, measured
 # (benchmarks/bench_memory.py, docs/design.md "Memory"): the interpreter with numpy, Numba and
 # a protocol family's kernels loaded is 0.22 GiB resident; building a rank program takes about
-# 120 bytes per row of it for a while (workloads/program.py's builder and its loop analysis);
-# the conservation check after the run (diagnostics.check_invariants, the protocols' audits:
-# both look up every pair of the table, protocols/audit.lookup) about 165 bytes per entry of
-# the pair table.
+# 115 bytes per row of it for a while (16,384-rank IMB programs of 3.5 M rows: 0.39 GiB); the
+# conservation check after the run (diagnostics.check_invariants, the protocols' audits: both
+# look up every pair of the table, protocols/audit.lookup) about 165 bytes per entry of the
+# pair table (17.9 M entries: 2.76 GiB beside the state's 2.79 GiB).
 PROCESS_BYTES = 256 << 20
+# the parts that the programs size (their rows, the pairs they talk over)
+PROGRAM_PARTS = ("pair tables", "working memory", "rank programs", "ranks")
 BUILD_BYTES_PER_ROW = 128
 AUDIT_BYTES_PER_PAIR = 176
 
@@ -307,9 +309,10 @@ def estimate_parts(configs: Sequence[RunConfig], figs: Sequence[ProgramFigures] 
     """(bytes by part, sizes) of a batch of configs: the peak resident memory of the process
     that runs it (engine.Batch). The state (state.FIELDS at the largest member's sizes,
     state_sizes), the topology tables, the rank programs, the process itself
-    (PROCESS_BYTES) and the working memory of the build and of the check after the run, the
-    larger of the two. figs, rows: each member's ProgramFigures and program rows, known once
-    its program is built (engine.batch.member_figures): the estimate then bounds the peak;
+    (PROCESS_BYTES) and the working memory of the build or of the check after the run,
+    whichever phase is the larger. figs, rows: each member's ProgramFigures and program rows,
+    known once its program is built (engine.batch.member_figures): the estimate then bounds
+    the peak;
     without them, the least figures known from the configs alone (least_figures), a lower
     bound. Python integers throughout: no overflow, nothing allocated, whatever the configs
     ask for."""
@@ -334,14 +337,24 @@ def estimate_parts(configs: Sequence[RunConfig], figs: Sequence[ProgramFigures] 
     # int32 [rows, 4] rows (16 bytes): per member its Program and engine.Batch's working copy
     # of it, and the batch's ops array (an alltoall of 8192 ranks: 13.5 GiB estimated in all,
     # 13.8 GiB peak resident measured)
-    parts["rank programs"] = 16 * (2 * sum(rows) + len(configs) * max(rows))
+    programs = 16 * (2 * sum(rows) + len(configs) * max(rows))
     sizes["program rows"] = max(rows)
     parts["process"] = PROCESS_BYTES
-    # the pair tables are built before the state exists and checked after the run, when it
-    # does: the larger of the two, beside the state
-    build = BUILD_BYTES_PER_ROW * max(rows)
+    if figs is None:     # the lower bound: all of it
+        parts["rank programs"] = programs
+        return parts, sizes
+    # The programs are built (and their pair tables) before the state exists; the run and the
+    # check after it hold the state, the batch's copy of the programs and the check's lookups:
+    # the peak is the larger of the two phases
+    state = sum(v for k, v in parts.items() if k not in ("topology tables", "process"))
+    build = programs + BUILD_BYTES_PER_ROW * sum(rows)
+    ops = 16 * len(configs) * max(rows)
     audit = AUDIT_BYTES_PER_PAIR * sizes["NPAIR"]
-    parts["working memory"] = max(build, audit)
+    if build > state + ops + audit:
+        parts = {"topology tables": parts["topology tables"], "process": PROCESS_BYTES,
+                 "rank programs": programs, "working memory": build - programs}
+    else:
+        parts.update({"rank programs": ops, "working memory": audit})
     return parts, sizes
 
 
@@ -359,6 +372,9 @@ def _status_bytes(*keys: str) -> list[int]:
     return [out[k] for k in keys]
 
 
+ADDRESS_RESERVE = 384 << 20
+
+
 def available_memory(own: bool = True) -> int | None:
     """Bytes a run's process can reach at its peak (estimate_parts counts the whole process):
     own (the run is in this process): what it holds now and what it can still allocate,
@@ -374,7 +390,9 @@ def available_memory(own: bool = True) -> int | None:
         import resource
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         if soft != resource.RLIM_INFINITY and size:
-            left = soft - size + rss - held      # own: soft - (VmSize - VmRSS) in all
+            # own: soft - (VmSize - VmRSS) in all, less what the run maps later without
+            # making it resident (the store writer's libraries and threads' stacks)
+            left = soft - size + rss - held - ADDRESS_RESERVE
             avail = left if avail is None else min(avail, left)
     except (ImportError, OSError, ValueError):
         pass
@@ -509,10 +527,15 @@ def check_memory(configs: Sequence[RunConfig], available: int | None = None,
         top = sorted(parts.items(), key=lambda kv: -kv[1])[:2]
         detail = ", ".join(f"{k} {human_bytes(v)}" for k, v in top if v)
         need = "at its peak" if figs is not None else "at least"
+        msg = (f"the run would need {need} {human_bytes(total)} ({detail}), more than the "
+               f"{human_bytes(max(available, 0))} {what}")
+        largest = max((k for k in parts if k != "process"), key=parts.get)
+        if figs is not None and largest in PROGRAM_PARTS:
+            # what the programs make (their rows, the pairs they talk over) grows with ranks
+            big = max(configs, key=lambda c: c.n_ranks)
+            raise ConfigError("workload.ranks", f"got {big.workload.ranks}; {msg}")
         # named: the field that makes the estimate from the configs alone the largest
-        raise _refuse(configs, lambda cs: sum(estimate_parts(cs)[0].values()),
-                      f"the run would need {need} {human_bytes(total)} ({detail}), more "
-                      f"than the {human_bytes(max(available, 0))} {what}")
+        raise _refuse(configs, lambda cs: sum(estimate_parts(cs)[0].values()), msg)
     return total
 
 
