@@ -1,6 +1,6 @@
 """Memory at scale (state that grows with the traffic, 16K ranks).
 
-    python benchmarks/bench_memory.py [--quick] [--only a|b|c] [--record]
+    python benchmarks/bench_memory.py [--quick] [--only a|b|c|NAME] [--record]
 
 Each run in its own subprocess, with its peak resident set (VmHWM), its wall time and the
 memory-check estimate of the peak (engine/sizing.estimate_parts with the program's figures, the
@@ -78,7 +78,8 @@ def one(args) -> None:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke check)")
-    ap.add_argument("--only", choices=("a", "b", "c"), help="one part only")
+    ap.add_argument("--only", metavar="PART", help="one part only: a, b or c, or the start of "
+                    "a run's name (e.g. 'b Allreduce')")
     ap.add_argument("--iterations", type=int, default=2, help="IMB repetitions in (b)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     add_option(ap)

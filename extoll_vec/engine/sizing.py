@@ -293,7 +293,8 @@ def _part(dims: tuple) -> str:
 # What a run's process holds beside its arrays, and what it allocates for a while, measured
 # (benchmarks/bench_memory.py, docs/design.md "Memory"): the interpreter with numpy, Numba and
 # a protocol family's kernels loaded is 0.22 GiB resident; building a rank program takes about
-# 115 bytes per row of it for a while (16,384-rank IMB programs of 3.5 M rows: 0.39 GiB); the
+# 115 bytes per row of it for a while, the program included (16,384-rank IMB programs of 3.5 M
+# rows: 0.39 GiB; the alltoall of 4,096 ranks, 33.7 M rows: 3.5 GiB); the
 # conservation check after the run (diagnostics.check_invariants, the protocols' audits: both
 # look up every pair of the table, protocols/audit.lookup) about 165 bytes per entry of the
 # pair table (17.9 M entries: 2.76 GiB beside the state's 2.79 GiB).
@@ -347,7 +348,7 @@ def estimate_parts(configs: Sequence[RunConfig], figs: Sequence[ProgramFigures] 
     # check after it hold the state, the batch's copy of the programs and the check's lookups:
     # the peak is the larger of the two phases
     state = sum(v for k, v in parts.items() if k not in ("topology tables", "process"))
-    build = programs + BUILD_BYTES_PER_ROW * sum(rows)
+    build = max(BUILD_BYTES_PER_ROW * sum(rows), programs)
     ops = 16 * len(configs) * max(rows)
     audit = AUDIT_BYTES_PER_PAIR * sizes["NPAIR"]
     if build > state + ops + audit:
