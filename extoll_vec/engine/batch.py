@@ -132,6 +132,9 @@ class Batch:
                     progress(float((self.S.finished != 0).mean()))
                 if not self.exact and (self.S.status & D.ERR_SPARE).any():
                     # a table sized from the program ran out: the same run at full size
+                    # (the old state freed first: the memory check counts what is held)
+                    self.S = None
+                    self._private = {}
                     self.__init__(*self._given, exact=True)
                     self._private = {}
                     if profile is not None:

@@ -162,7 +162,7 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
             ",".join(map(str, pts))
         least = sum(estimate_parts([sweep.configs[i] for i in pts])[0].values())
         print(f"  {b.index:>5} points {shown} ({len(pts)}): state {_mb(b.state_bytes)} "
-              f"(at least {_mb(least)} for the memory check), "
+              f"(memory check: at least {_mb(least)}, the process included), "
               f"~{_count(b.packets)} packets, {_secs(_seconds(b.packets))}")
     if len(plan) > DRY_RUN_MAX_LINES:
         print(f"  ... and {len(plan) - DRY_RUN_MAX_LINES} more")
