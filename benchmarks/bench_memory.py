@@ -1,9 +1,11 @@
 """Memory at scale (state that grows with the traffic, 16K ranks).
 
-    python benchmarks/bench_memory.py [--quick] [--only a|b|c] [--record]
+    python benchmarks/bench_memory.py [--quick] [--only a|b|c|NAME] [--record]
 
 Each run in its own subprocess, with its peak resident set (VmHWM), its wall time and the
-memory-check estimate (engine/sizing.estimate_parts, the one `run` and `sweep` refuse with):
+memory-check estimate of the peak (engine/sizing.estimate_parts with the program's figures, the
+one engine.Batch, `run` and `sweep --dry-run` refuse with), and the estimate over the peak
+(it must bound the peak: at least 1, at most 1.25):
 (a) alltoall-4096: 256 nodes, 8x8x4 mesh, 16 ranks per node, 2048 B, dynamic flow control at
     16 slots per process (65,536 mailbox slots), credit_slots 2. Targets: <= 5 min, <= 4 GB.
 (b) 16,384 ranks: 1,024 nodes on a 16x8x8 mesh, 16 ranks per node, dynamic at 16 slots per
@@ -69,14 +71,15 @@ def one(args) -> None:
     per_pair = sum(a.nbytes for name, a in zip(S._fields, S) if name in ("fc", "ux_head",
                                                                            "ux_tail", "pair_peer"))
     print(json.dumps({"setup": setup, "run": run, "cycles": int(S.now[0]),
-                      "estimate": sum(parts.values()), "state": state, "ranks": nr,
+                      "estimate": b.memory_estimate, "state": state, "ranks": nr,
                       "pairs": pairs, "pair_bytes": per_pair, "rss": peak_rss()}))
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke check)")
-    ap.add_argument("--only", choices=("a", "b", "c"), help="one part only")
+    ap.add_argument("--only", metavar="PART", help="one part only: a, b or c, or the start of "
+                    "a run's name (e.g. 'b Allreduce')")
     ap.add_argument("--iterations", type=int, default=2, help="IMB repetitions in (b)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     add_option(ap)
@@ -95,13 +98,13 @@ def main(argv=None):
         wall = time.perf_counter() - t0
         if out.returncode != 0:
             print(f"{name}: failed\n{out.stderr[-2000:]}", flush=True)
-            rows.append([name, "failed", None, None, None, None])
+            rows.append([name, "failed", None, None, None, None, None])
             continue
         d = json.loads(out.stdout.strip().splitlines()[-1])
         est = d["estimate"] / 2**30
         if "refused" in d:
             print(f"{name:<22} refused before allocation: {d['refused']}", flush=True)
-            rows.append([name, "refused", round(est, 3), None, None, None])
+            rows.append([name, "refused", round(est, 3), None, None, None, None])
             continue
         gib = d["rss"] / 2**30
         extra = ""
@@ -110,11 +113,12 @@ def main(argv=None):
                      f"{d['pairs']:,} pairs ({d['pair_bytes'] / max(d['pairs'], 1):.0f} B per "
                      f"pair)")
         print(f"{name:<22} wall {wall:7.1f} s (setup {d['setup']:.1f}, run {d['run']:.1f})  "
-              f"{d['cycles']:>10} cycles  estimate {est:.2f} GiB  peak RSS {gib:.2f} GiB{extra}",
-              flush=True)
-        rows.append([name, round(wall, 1), round(est, 3), round(gib, 3), d["ranks"], d["pairs"]])
-    save(args, "bench_memory", ["run", "wall_s", "estimate_gib", "peak_rss_gib", "ranks",
-                                "pairs"], rows)
+              f"{d['cycles']:>10} cycles  estimate {est:.2f} GiB  peak RSS {gib:.2f} GiB "
+              f"(estimate / peak {est / gib:.2f}){extra}", flush=True)
+        rows.append([name, round(wall, 1), round(est, 3), round(gib, 3), round(est / gib, 3),
+                     d["ranks"], d["pairs"]])
+    save(args, "bench_memory", ["run", "wall_s", "estimate_gib", "peak_rss_gib",
+                                "estimate_over_peak", "ranks", "pairs"], rows)
 
 
 if __name__ == "__main__":

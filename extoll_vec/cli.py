@@ -213,6 +213,18 @@ register("examples", "list the named example configurations", _configure_example
 
 # ---- entry point -----------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every registered subcommand, built once per set of them (argparse spends
+    most of a refused command line's time building it; parse_args leaves it unchanged)."""
+    key = tuple(SUBCOMMANDS)
+    if _PARSER.get("key") != key:
+        _PARSER.update(key=key, parser=_build_parser())
+    return _PARSER["parser"]
+
+
+_PARSER: dict = {}
+
+
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Batch simulator of end-to-end flow control in HPC interconnects.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -241,6 +253,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except ExtollVecError as exc:
         print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except MemoryError as exc:   # an allocation outside the named ones (sizing.allocating)
+        size = getattr(exc, "_total_size", None)
+        what = f" ({size / 2**20:,.0f} MiB refused)" if size else ""
+        print(f"{PROG}: error: out of memory{what}: give the run more memory or a smaller "
+              "configuration", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

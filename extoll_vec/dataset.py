@@ -394,6 +394,13 @@ def write_atomically(path: str | os.PathLike, overwrite: bool,
             os.rename(tmp, p)
     except OSError as exc:
         raise StoreError(path, f"cannot write: {exc.strerror or exc}") from None
+    except (MemoryError, RuntimeError) as exc:
+        # zarr writes through a pool of threads: under an address-space limit (ulimit -v) a
+        # thread's stack may not fit any more, or an array
+        if isinstance(exc, RuntimeError) and "can't start new thread" not in str(exc):
+            raise
+        raise StoreError(path, "cannot write: out of memory (a writer thread or an array did "
+                               "not fit); nothing was written") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -198,10 +198,20 @@ def test_memory_estimate_is_a_lower_bound_of_the_batch():
                 tiny.replace(**{"workload.kind": "uniform"})):
         b = Batch([cfg])
         parts, sizes = sizing.estimate_parts([cfg])
-        state = sum(v for k, v in parts.items() if k not in ("topology tables", "rank programs"))
+        besides = ("topology tables", "rank programs", "process")
+        state = sum(v for k, v in parts.items() if k not in besides)
         assert state <= nbytes(b.S) <= 1.2 * state
         assert sizes["program rows"] <= b.ops.shape[1]
         assert sizing.check_memory([cfg]) == sum(parts.values())
+        # with the program's figures: the state the batch allocates, exactly
+        from extoll_vec.engine.batch import member_figures
+        from extoll_vec.workloads import build_program, skewed
+        prog = skewed(build_program(cfg), cfg) if cfg.n_ranks else None
+        fig, _ = member_figures(cfg, prog)
+        parts, sizes = sizing.estimate_parts([cfg], [fig], [len(prog.ops) if prog else 0])
+        assert {k: v for k, v in sizes.items() if k != "program rows"} == b.sizes
+        state = sum(v for k, v in parts.items() if k not in besides + ("working memory",))
+        assert state == nbytes(b.S) and b.memory_estimate == sum(parts.values())
 
 
 def test_topology_shape_matches_the_built_topology():

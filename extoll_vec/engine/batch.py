@@ -25,7 +25,8 @@ from .diagnostics import check_invariants, describe_error
 from .pairs import pair_table, pair_table_size
 from .params import cycles, member_params, node_params, sink_rates, topo_arrays
 from .results import RESULT_VARIABLES, results
-from .sizing import (ProgramFigures, batch_key, check_memory, check_widths, mailbox_capacity,
+from .sizing import (AUDIT_BYTES_PER_PAIR, ProgramFigures, allocating, batch_key, check_memory,
+                     check_widths, human_bytes, mailbox_capacity,
                      ring_slots, shape_key, state_sizes)
 
 
@@ -46,19 +47,23 @@ class Batch:
         self.configs = list(configs)
         c0 = configs[0]
         self.topology = build_topology(c0.topology)
+        check_topology(self.topology, configs)
         self.T = topo_arrays(self.topology, c0)
-        # the kernels compiled for the members' protocols (kernels/specialize.py)
-        self.sim = sim_for(c.protocol.name for c in configs)
         B, NR = len(configs), c0.n_ranks
         # workload.kind "program": the caller hands in hand-written Programs, one per config
-        programs = list(programs) if programs is not None else [build_program(c) for c in configs]
-        if len(programs) != B:
-            raise ValueError("one Program per config")
-        programs = [skewed(p, c) for p, c in zip(programs, configs)]
+        with allocating("the rank programs"):
+            programs = (list(programs) if programs is not None
+                        else [build_program(c) for c in configs])
+            if len(programs) != B:
+                raise ValueError("one Program per config")
+            programs = [skewed(p, c) for p, c in zip(programs, configs)]
         for cfg, prog in zip(configs, programs):
             check_protocol_program(cfg, prog)
+        # the kernels compiled for the members' protocols (kernels/specialize.py)
+        self.sim = sim_for(c.protocol.name for c in configs)
         rows = max(max(len(p.ops) for p in programs), 1)
-        self.ops = np.zeros((B, rows, 4), np.int32)
+        with allocating("the batch's rank programs", 16 * B * rows):
+            self.ops = np.zeros((B, rows, 4), np.int32)
         self.starts = np.zeros((B, max(NR, 1)), np.int32)[:, :NR]
         figs, tables = [], []    # tables: each member's pair table (engine/pairs.py)
         for b, (cfg, prog) in enumerate(zip(configs, programs)):
@@ -68,32 +73,22 @@ class Batch:
             self.ops[b, :len(ops)] = ops
             if NR:
                 self.starts[b] = prog.start
-                msgs, pkts = progstats.inbound(ops, prog.start.astype(np.int32), NR,
-                                               cfg.mpi.header_bytes, cfg.mpi.velo_payload,
-                                               cfg.mpi.eager_threshold)
-                snaps = int(snapshot_counts(prog).max())
-                tables.append(pair_table(cfg, prog, snaps, pkts, exact))
-                figs.append(ProgramFigures(prog.max_isends, prog.max_irecvs, int(msgs.max()),
-                                           int(pkts.max()), snaps,
-                                           *pair_table_size(tables[-1][0]),
-                                           None if exact else ring_slots(int(pkts.max()))))
-            else:
-                tables.append(pair_table(cfg, None))
-                figs.append(ProgramFigures(0, 0, 0, 0, 0, 0, 0, None))
+            with allocating(f"the pair table of member {b}"):
+                fig, table = member_figures(cfg, prog, exact)
+            figs.append(fig)
+            tables.append(table)
         self.par = np.stack([member_params(c, mailbox_capacity(c, f))
                              for c, f in zip(configs, figs)])
         topo = self.topology
-        if c0.network.vcs < topo.vcs_needed and c0.network.routing_vcs is None:
-            raise ConfigError("network.vcs", f"got {c0.network.vcs}; allowed: >= "
-                              f"{topo.vcs_needed} (the deadlock-free routing of {topo.kind} "
-                              "needs them)")
-        for cfg in configs:     # the routing's channel dependency graph (routing/deadlock.py)
-            check_deadlock_free(topo, cfg)
         sizes = state_sizes(configs, topo, figs)
         check_widths(programs, sizes["SQ"])
+        # the memory the run peaks at, now that the programs say how large their tables are
+        self.memory_estimate = check_memory(configs, figs=figs,
+                                            rows=[len(p.ops) for p in programs])
         synth = c0.workload.synthetic
         self.sizes = sizes
-        self.S = allocate(sizes)
+        with allocating(*_state_table(sizes)):
+            self.S = allocate(sizes)
         S = self.S
         # initial credits: a router output owns the whole downstream VC buffer; an ejection
         # port owns the NIC ejection buffer; a NIC owns its router's injection buffer (VC 0)
@@ -144,6 +139,9 @@ class Batch:
                     progress(float((self.S.finished != 0).mean()))
                 if not self.exact and (self.S.status & D.ERR_SPARE).any():
                     # a table sized from the program ran out: the same run at full size
+                    # (the old state freed first: the memory check counts what is held)
+                    self.S = None
+                    self._private = {}
                     self.__init__(*self._given, exact=True)
                     self._private = {}
                     self.stall = stall.StallCheck(self) if every else None
@@ -159,8 +157,11 @@ class Batch:
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
+        pairs = self.sizes["NPAIR"] - 1
         for b in range(B):
-            check_invariants(self, b)
+            with allocating(f"the conservation check's lookups of the pair table ({pairs:,} "
+                            "entries)", AUDIT_BYTES_PER_PAIR * pairs):
+                check_invariants(self, b)
 
     def warm(self) -> None:
         """Load (or, on a cold Numba cache, compile) the kernels a run needs: every member is
@@ -250,6 +251,61 @@ def simulate(configs: Sequence[RunConfig], progress: Callable[[float], None] | N
                                tuple(sizes[d] for d in var.dims[1:]))
               for name, var in schema_for(configs).items()}
     return build_dataset(configs, arrays)
+
+
+def _state_table(sizes: dict) -> tuple[str, int]:
+    """(what, bytes) of the state allocate(sizes) makes, naming its largest table."""
+    from ..state import FIELDS
+    each = {name: np.dtype(dt).itemsize * int(np.prod([sizes[d] if isinstance(d, str) else d
+                                                        for d in dims], dtype=object))
+            for name, (dt, dims, _fill) in FIELDS.items()}
+    big = max(each, key=each.get)
+    return (f"the simulation state (its largest table {big}: {human_bytes(each[big])})",
+            sum(each.values()))
+
+
+def member_figures(cfg: RunConfig, prog, exact: bool = False) -> tuple[ProgramFigures, tuple]:
+    """A member's ProgramFigures and pair table (engine/pairs.py) from its program (None for
+    network-only traffic): what sizes its state (sizing.state_sizes) and the memory check."""
+    NR = cfg.n_ranks
+    if not NR:
+        return ProgramFigures(0, 0, 0, 0, 0, 0, 0, None), pair_table(cfg, None)
+    msgs, pkts = progstats.inbound(prog.ops, prog.start.astype(np.int32), NR,
+                                   cfg.mpi.header_bytes, cfg.mpi.velo_payload,
+                                   cfg.mpi.eager_threshold)
+    snaps = int(snapshot_counts(prog).max())
+    table = pair_table(cfg, prog, snaps, pkts, exact)
+    return ProgramFigures(prog.max_isends, prog.max_irecvs, int(msgs.max()), int(pkts.max()),
+                          snaps, *pair_table_size(table[0]),
+                          None if exact else ring_slots(int(pkts.max()))), table
+
+
+def check_topology(topo, configs: Sequence[RunConfig]) -> None:
+    """What the built topology refuses: fewer VCs than its deadlock-free routing needs, a
+    routing whose channel dependency graph has a cycle (routing/deadlock.py)."""
+    c0 = configs[0]
+    if c0.network.vcs < topo.vcs_needed and c0.network.routing_vcs is None:
+        raise ConfigError("network.vcs", f"got {c0.network.vcs}; allowed: >= "
+                          f"{topo.vcs_needed} (the deadlock-free routing of {topo.kind} "
+                          "needs them)")
+    for cfg in configs:
+        check_deadlock_free(topo, cfg)
+
+
+def check_point(cfg: RunConfig, topo, program, available: float | None = None) -> None:
+    """Everything Batch([cfg]) refuses once it has built cfg's topology and program, without
+    allocating its state (the sweep's --dry-run and check_points): the topology's checks, the
+    program's (its protocol's, the mailbox entry's widths), and the memory the run peaks at
+    (sizing.check_memory with the program's figures; available as there). program:
+    build_program(cfg), or None for hand-written programs (given to Batch by the caller)."""
+    check_topology(topo, [cfg])
+    prog = skewed(program, cfg) if program is not None and cfg.n_ranks else None
+    if prog is not None:
+        check_protocol_program(cfg, prog)
+        check_widths([prog], prog.max_isends + 2)
+    if prog is not None or not cfg.n_ranks:
+        fig, _table = member_figures(cfg, prog)
+        check_memory([cfg], available, figs=[fig], rows=[len(prog.ops) if prog else 0])
 
 
 def check_protocol_program(cfg: RunConfig, prog) -> None:

@@ -8,6 +8,7 @@ estimate is arithmetic on the configs alone (no topology tables, no programs), a
 of what engine.Batch allocates."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -17,7 +18,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..config import I32_MAX, SECTIONS, RunConfig, TopologyConfig, bounds, show
-from ..errors import ConfigError
+from ..errors import ConfigError, SimulationError
 from ..formulas import message_packets
 from extoll_vec.kernels import host
 from extoll_vec.kernels.fc_fields import PAIR_FIELDS
@@ -215,6 +216,22 @@ def check_widths(programs, send_slots: int) -> None:
 
 
 # ---- memory: refuse what cannot be held, before anything is allocated -------------------------
+@contextlib.contextmanager
+def allocating(what: str, nbytes: int | None = None):
+    """Inside: allocations of `what` (nbytes in all, when known). A MemoryError (numpy's
+    ArrayMemoryError among them: the machine, a cgroup or an address-space limit refused
+    the memory, after check_memory let the run start) becomes one SimulationError naming
+    the table and its size, instead of a traceback."""
+    try:
+        yield
+    except MemoryError as exc:
+        failed = getattr(exc, "_total_size", None)
+        size = f"{human_bytes(nbytes)} in all" if nbytes else ""
+        if failed:
+            size += f"{'; ' if size else ''}an array of {human_bytes(failed)} refused"
+        raise SimulationError(f"out of memory allocating {what}{f' ({size})' if size else ''}"
+                              f"; give the run more memory (or a smaller configuration): "
+                              f"its estimate is in `extoll-vec sweep --dry-run`") from None
 class TopoShape(NamedTuple):
     """What state_sizes reads of a Topology, known without building its tables."""
     n_routers: int
@@ -273,14 +290,39 @@ def _part(dims: tuple) -> str:
     return "counters"
 
 
-def estimate_parts(configs: Sequence[RunConfig]) -> tuple[dict[str, int], dict[str, int]]:
-    """(bytes by part, sizes) of a batch of configs, at least what engine.Batch allocates:
-    the state (state.FIELDS at the largest member's sizes, state_sizes with the least program
-    figures), the topology tables and the rank programs. Python integers throughout: no
-    overflow, nothing allocated, whatever the configs ask for."""
+# What a run's process holds beside its arrays, and what it allocates for a while, measured
+# (benchmarks/bench_memory.py, docs/design.md "Memory"): the interpreter with numpy, Numba and
+# a protocol family's kernels loaded is 0.22 GiB resident; building a rank program takes about
+# 115 bytes per row of it for a while, the program included (16,384-rank IMB programs of 3.5 M
+# rows: 0.39 GiB; the alltoall of 4,096 ranks, 33.7 M rows: 3.5 GiB); the
+# conservation check after the run (diagnostics.check_invariants, the protocols' audits: both
+# look up every pair of the table, protocols/audit.lookup) about 165 bytes per entry of the
+# pair table (17.9 M entries: 2.76 GiB beside the state's 2.79 GiB).
+PROCESS_BYTES = 256 << 20
+# the parts that the programs size (their rows, the pairs they talk over)
+PROGRAM_PARTS = ("pair tables", "working memory", "rank programs", "ranks")
+BUILD_BYTES_PER_ROW = 128
+AUDIT_BYTES_PER_PAIR = 176
+
+
+def estimate_parts(configs: Sequence[RunConfig], figs: Sequence[ProgramFigures] | None = None,
+                   rows: Sequence[int] | None = None) -> tuple[dict[str, int], dict[str, int]]:
+    """(bytes by part, sizes) of a batch of configs: the peak resident memory of the process
+    that runs it (engine.Batch). The state (state.FIELDS at the largest member's sizes,
+    state_sizes), the topology tables, the rank programs, the process itself
+    (PROCESS_BYTES) and the working memory of the build or of the check after the run,
+    whichever phase is the larger. figs, rows: each member's ProgramFigures and program rows,
+    known once its program is built (engine.batch.member_figures): the estimate then bounds
+    the peak;
+    without them, the least figures known from the configs alone (least_figures), a lower
+    bound. Python integers throughout: no overflow, nothing allocated, whatever the configs
+    ask for."""
     from ..state import FIELDS
     from ..topology.base import _ARRAYS as TOPOLOGY_ARRAYS
-    per = [_member_sizes(c) for c in configs]
+    if figs is None:
+        per = [_member_sizes(c) for c in configs]
+    else:
+        per = [state_sizes([c], topology_shape(c.topology), [f]) for c, f in zip(configs, figs)]
     sizes = {k: max(s[k] for s in per) for k in per[0]}
     sizes["B"] = len(configs)
     parts: dict[str, int] = {}
@@ -292,19 +334,73 @@ def estimate_parts(configs: Sequence[RunConfig]) -> tuple[dict[str, int], dict[s
     parts["topology tables"] = max(
         sum(np.dtype(dt).itemsize * math.prod(shape(t.n_routers, t.n_nodes, t.n_ports, 1))
             for dt, shape in TOPOLOGY_ARRAYS.values()) for t in shapes)
-    rows = [_program_rows(c) for c in configs]
+    rows = [_program_rows(c) for c in configs] if rows is None else list(rows)
     # int32 [rows, 4] rows (16 bytes): per member its Program and engine.Batch's working copy
     # of it, and the batch's ops array (an alltoall of 8192 ranks: 13.5 GiB estimated in all,
     # 13.8 GiB peak resident measured)
-    parts["rank programs"] = 16 * (2 * sum(rows) + len(configs) * max(rows))
+    programs = 16 * (2 * sum(rows) + len(configs) * max(rows))
     sizes["program rows"] = max(rows)
+    parts["process"] = PROCESS_BYTES
+    if figs is None:     # the lower bound: all of it
+        parts["rank programs"] = programs
+        return parts, sizes
+    # The programs are built (and their pair tables) before the state exists; the run and the
+    # check after it hold the state, the batch's copy of the programs and the check's lookups:
+    # the peak is the larger of the two phases
+    state = sum(v for k, v in parts.items() if k not in ("topology tables", "process"))
+    build = max(BUILD_BYTES_PER_ROW * sum(rows), programs)
+    ops = 16 * len(configs) * max(rows)
+    audit = AUDIT_BYTES_PER_PAIR * sizes["NPAIR"]
+    if build > state + ops + audit:
+        parts = {"topology tables": parts["topology tables"], "process": PROCESS_BYTES,
+                 "rank programs": programs, "working memory": build - programs}
+    else:
+        parts.update({"rank programs": ops, "working memory": audit})
     return parts, sizes
 
 
-def available_memory() -> int | None:
-    """Bytes this process can still allocate: MemAvailable of /proc/meminfo, lowered to what
-    is left under the cgroup's memory.max when one is set; the free physical pages elsewhere;
-    None if neither can be read."""
+def _status_bytes(*keys: str) -> list[int]:
+    """Fields of /proc/self/status in bytes (VmSize, VmRSS, ...), 0 where unknown."""
+    out = dict.fromkeys(keys, 0)
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                k, _, v = line.partition(":")
+                if k in out:
+                    out[k] = int(v.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return [out[k] for k in keys]
+
+
+ADDRESS_RESERVE = 384 << 20
+
+
+def available_memory(own: bool = True) -> int | None:
+    """Bytes a run's process can reach at its peak (estimate_parts counts the whole process):
+    own (the run is in this process): what it holds now and what it can still allocate,
+    else (a local worker's) what can still be allocated. Allocatable: MemAvailable of
+    /proc/meminfo, lowered to what is left under the cgroup's memory.max when one is set
+    (the free physical pages elsewhere), and to what is left of an address-space limit
+    (ulimit -v, RLIMIT_AS: the process's mappings beyond its resident pages, Numba's and the
+    libraries' reserved ranges, count against it); None if nothing can be read."""
+    size, rss = _status_bytes("VmSize", "VmRSS")
+    held = rss if own else 0
+    avail = _physical()
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY and size:
+            # own: soft - (VmSize - VmRSS) in all, less what the run maps later without
+            # making it resident (the store writer's libraries and threads' stacks)
+            left = soft - size + rss - held - ADDRESS_RESERVE
+            avail = left if avail is None else min(avail, left)
+    except (ImportError, OSError, ValueError):
+        pass
+    return None if avail is None else avail + held
+
+
+def _physical() -> int | None:
     avail = None
     try:
         with open("/proc/meminfo") as fh:
@@ -402,14 +498,17 @@ def _refuse(configs: Sequence[RunConfig], measure: Callable[[Sequence[RunConfig]
     return ConfigError(culprit[0], f"got {show(culprit[1])}; {what}{batch}")
 
 
-def check_memory(configs: Sequence[RunConfig], available: int | None = None) -> int:
+def check_memory(configs: Sequence[RunConfig], available: int | None = None,
+                 figs: Sequence[ProgramFigures] | None = None,
+                 rows: Sequence[int] | None = None) -> int:
     """Refuse, with a ConfigError naming the field that makes it large, a batch of configs
     (one kernel call: `run` checks its one config) whose arrays the kernels' int32 indices
-    cannot address, or whose estimate (estimate_parts, a lower bound) exceeds `available`
-    bytes (default: available_memory(); no memory check if that is unknown). Nothing is
-    built or allocated. Returns the estimate in bytes."""
+    cannot address, or whose estimate (estimate_parts: with the programs' figs and rows the
+    peak, without them a lower bound) exceeds `available` bytes (default: available_memory();
+    no memory check if that is unknown). Nothing is built or allocated. Returns the
+    estimate in bytes."""
     configs = list(configs)
-    parts, sizes = estimate_parts(configs)
+    parts, sizes = estimate_parts(configs, figs, rows)
     dim, n = max(((k, v) for k, v in sizes.items() if k != "B"), key=lambda kv: kv[1])
     if n > I32_MAX:
         def widest(cs):
@@ -428,9 +527,16 @@ def check_memory(configs: Sequence[RunConfig], available: int | None = None) -> 
     if available is not None and total > available:
         top = sorted(parts.items(), key=lambda kv: -kv[1])[:2]
         detail = ", ".join(f"{k} {human_bytes(v)}" for k, v in top if v)
-        raise _refuse(configs, lambda cs: sum(estimate_parts(cs)[0].values()),
-                      f"the run would need at least {human_bytes(total)} ({detail}), more "
-                      f"than the {human_bytes(max(available, 0))} {what}")
+        need = "at its peak" if figs is not None else "at least"
+        msg = (f"the run would need {need} {human_bytes(total)} ({detail}), more than the "
+               f"{human_bytes(max(available, 0))} {what}")
+        largest = max((k for k in parts if k != "process"), key=parts.get)
+        if figs is not None and largest in PROGRAM_PARTS:
+            # what the programs make (their rows, the pairs they talk over) grows with ranks
+            big = max(configs, key=lambda c: c.n_ranks)
+            raise ConfigError("workload.ranks", f"got {big.workload.ranks}; {msg}")
+        # named: the field that makes the estimate from the configs alone the largest
+        raise _refuse(configs, lambda cs: sum(estimate_parts(cs)[0].values()), msg)
     return total
 
 

@@ -162,7 +162,7 @@ def _dry_run(sweep, cluster, args, size: int, memory: int) -> int:
             ",".join(map(str, pts))
         least = sum(estimate_parts([sweep.configs[i] for i in pts])[0].values())
         print(f"  {b.index:>5} points {shown} ({len(pts)}): state {_mb(b.state_bytes)} "
-              f"(at least {_mb(least)} for the memory check), "
+              f"(memory check: at least {_mb(least)}, the process included), "
               f"~{_count(b.packets)} packets, {_secs(_seconds(b.packets))}")
     if len(plan) > DRY_RUN_MAX_LINES:
         print(f"  ... and {len(plan) - DRY_RUN_MAX_LINES} more")
@@ -189,13 +189,20 @@ def check_points(sweep, points, local: bool = True) -> None:
     First engine.sizing.check_memory, without building anything: arrays the kernels' int32
     indices cannot address, and, for a local cluster (local: the workers share this
     machine's memory), a point larger than the memory available here. Remote workers check
-    their own memory when they build the batch (engine.Batch)."""
-    from ..engine.sizing import check_memory
-    from .plan import estimate
+    their own memory when they build the batch (engine.Batch). Then engine.batch.check_point
+    on the point's built topology and program: what engine.Batch refuses before it allocates
+    (a topology's VCs, a routing's dependency cycle, a program its protocol cannot run)."""
+    from ..engine.batch import check_point
+    from ..engine.sizing import available_memory, check_memory
+    from .plan import estimate, program_of, topology_of
     for p in points:
         try:
-            check_memory([sweep.configs[p]], None if local else float("inf"))
-            estimate(sweep.configs[p])
+            cfg = sweep.configs[p]
+            # a local worker is a process of its own: it holds nothing of this one's yet
+            available = available_memory(own=False) if local else float("inf")
+            check_memory([cfg], available)
+            check_point(cfg, topology_of(cfg), program_of(cfg), available)
+            estimate(cfg)
         except ConfigError as exc:
             raise ConfigError(exc.field, f"{exc.message} (point {p}: "
                                          f"{sweep.describe(p) or 'the base'})") from None

@@ -55,15 +55,37 @@ def _topology(topo_cfg):
     return build(topo_cfg)
 
 
+@functools.lru_cache(maxsize=2)
+def _program(cfg_key):
+    """The rank program of a point (it depends on these sections only); the last two kept,
+    since check_points and the figures below read the same one in turn."""
+    from ..workloads import build_program
+    return build_program(RunConfig(topology=cfg_key[0], network=cfg_key[1], mpi=cfg_key[2],
+                                   workload=cfg_key[3]))
+
+
+def program_of(cfg: RunConfig):
+    """cfg's rank program (cached), or None for hand-written programs and network-only
+    traffic."""
+    if not cfg.n_ranks or workload(cfg.workload.kind).hand_written:
+        return None
+    return _program((cfg.topology, cfg.network, cfg.mpi, cfg.workload))
+
+
+def topology_of(cfg: RunConfig):
+    """cfg's built topology (cached)."""
+    return _topology(cfg.topology)
+
+
 @functools.lru_cache(maxsize=256)
 def _program_figures(cfg_key) -> tuple[int, ...]:
     """(messages sent, max inbound messages per rank, max isends, max irecvs, pairs, peers of
     the busiest rank); the last two of the pair table of a protocol without Protocol.every_pair
     and a program without snapshots (engine/pairs.py)."""
     from ..engine.pairs import pair_table, pair_table_size
-    from ..workloads import build_program, message_counts
+    from ..workloads import message_counts
     cfg = RunConfig(topology=cfg_key[0], network=cfg_key[1], mpi=cfg_key[2], workload=cfg_key[3])
-    prog = build_program(cfg)
+    prog = _program(cfg_key)
     if prog.n_ranks == 0:
         return 0, 0, 1, 1, 0, 0
     _src, dst, sent, _recv, _anyc = message_counts(prog)
