@@ -618,9 +618,9 @@ class LimitsConfig(_Section):
     max_cycles: int = _int(10**12, 1, CYCLES_MAX, "cycles")     # hard stop
     # no packet delivered / op finished for this long: error
     no_progress_us: float = _num(10_000.0, 0.0, US_MAX, "microseconds", "time", lo_open=True)
-    # a router input buffer whose queues have not changed for this long, and whose queue heads
-    # wait only on other such buffers, stops the run: part of the network has stopped for good
-    # while the rest moves (engine/stall.py); 0: no such check
+    # with network.deadlock_check false: a router input buffer whose queues have not changed
+    # for this long, and whose queue heads wait only on other such buffers, stops the run: part
+    # of the network has stopped for good while the rest moves (engine/stall.py); 0: no check
     stall_check_cycles: int = _int(2000, 0, CYCLES_MAX, "cycles")
 
 

@@ -14,7 +14,9 @@ kernel calls, every limits.stall_check_cycles cycles (Batch.run ends each call t
   buffer its output leads to (the wait-for graph of diagnostics.blocked_cycle);
 - a set of still, blocked buffers whose heads wait only on buffers of the set can never move
   again. Under a routing whose dependency graph is acyclic no such set can form (its wait-for
-  graph is a subgraph of that graph), so the check costs time but never stops such a run.
+  graph is a subgraph of that graph), so only members that skipped the config-time check
+  (network.deadlock_check false) are looked at: the others cannot stop so, and an MPI-level
+  run would pay for a kernel call and a look every few thousand cycles.
 
 It names a cycle of the set (router, port, VC of each buffer) and the cycle of the clock since
 which all of the set's buffers have been still. Results are unchanged by it: only the chunk
@@ -29,10 +31,17 @@ from ..routing.deadlock import buffer_parts, describe_cycle, find_cycle
 from .diagnostics import queue_heads, waiting_set
 
 
+def every(cfg) -> int:
+    """The cycles between a member's looks: limits.stall_check_cycles where its routing may
+    deadlock (network.deadlock_check false: the config-time check did not prove it cannot), 0
+    (none) elsewhere."""
+    return 0 if cfg.network.deadlock_check else cfg.limits.stall_check_cycles
+
+
 def interval(configs) -> int:
-    """The cycles between checks: the smallest of the members' limits.stall_check_cycles that
-    is set (0: no member checks)."""
-    on = [c.limits.stall_check_cycles for c in configs if c.limits.stall_check_cycles > 0]
+    """The cycles between checks: the smallest of the members' intervals that is set (0: no
+    member checks)."""
+    on = [every(c) for c in configs if every(c) > 0]
     return min(on) if on else 0
 
 
@@ -41,7 +50,7 @@ class StallCheck:
 
     def __init__(self, batch):
         self.batch = batch
-        self.every = [c.limits.stall_check_cycles for c in batch.configs]
+        self.every = [every(c) for c in batch.configs]
         self.prev: dict[int, np.ndarray] = {}       # member -> its queues at the last check
         self.since: dict[int, np.ndarray] = {}      # member -> [R, P, V] still since this cycle
         self.notes: dict[int, str] = {}
@@ -57,8 +66,8 @@ class StallCheck:
 
     def check(self, t: int) -> None:
         S = self.batch.S
-        for b, every in enumerate(self.every):
-            if every == 0 or S.finished[b] != 0 or S.status[b] != 0:
+        for b, gap in enumerate(self.every):
+            if gap == 0 or S.finished[b] != 0 or S.status[b] != 0:
                 continue
             q = self._queues(b)
             if b not in self.prev:
@@ -68,7 +77,7 @@ class StallCheck:
             same = (q == self.prev[b]).all(axis=-1)             # [R, P, V]
             self.since[b][~same] = t
             self.prev[b][...] = q
-            still = same & (self.since[b] <= t - every) & (q >= 0).any(axis=-1)
+            still = same & (self.since[b] <= t - gap) & (q >= 0).any(axis=-1)
             if still.any():
                 note = self._stopped(b, still)
                 if note is not None:
