@@ -58,8 +58,10 @@ def _strip_point(msg: str) -> str:
 
 def error_log_path(store) -> Path:
     """Where a sweep writes the tracebacks and configs of its failing points: beside the store,
-    OUT.errors.log for OUT.zarr (STORE.errors.log for a store named otherwise)."""
-    p = Path(store)
+    OUT.errors.log for OUT.zarr (STORE.errors.log for a store named otherwise). A store at a
+    URL (object storage cannot append) gets its log in the working directory, named the same."""
+    from ..storage import is_url
+    p = Path(str(store).rstrip("/").rsplit("/", 1)[-1]) if is_url(store) else Path(store)
     stem = p.name[:-len(".zarr")] if p.name.endswith(".zarr") and p.name != ".zarr" else p.name
     return p.with_name(stem + ".errors.log")
 
