@@ -346,7 +346,7 @@ def check_writable(path: str | os.PathLike, overwrite: bool = False) -> Path | s
         except OSError as exc:
             raise StoreError(path, f"cannot be used: {exc.strerror or exc}") from None
         return loc.url
-    p = Path(path)
+    p = loc.path
     too_long = path_length_problem(p)
     if too_long:
         raise StoreError(shown_path(str(path)), too_long)

@@ -34,8 +34,17 @@ def is_url(path) -> bool:
 
 
 def location(path_or_url) -> "LocalStore | RemoteStore":
-    """The place of a store: LocalStore for a path, RemoteStore for a URL."""
-    return RemoteStore(str(path_or_url)) if is_url(path_or_url) else LocalStore(path_or_url)
+    """The place of a store: LocalStore for a path (or a file:// URL), RemoteStore for a URL."""
+    if not is_url(path_or_url):
+        return LocalStore(path_or_url)
+    text = str(path_or_url)
+    if text.startswith("file://") and "::" not in text:
+        return LocalStore(text[len("file://"):])
+    return RemoteStore(text)
+
+
+# Object stores: a key needs no parent directories (making one may even create a bucket)
+OBJECT_STORES = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "memory"}
 
 
 class LocalStore:
@@ -177,7 +186,12 @@ class RemoteStore:
         files = sorted(str(p.relative_to(local)).replace(os.sep, "/")
                        for p in local.rglob("*") if p.is_file())
         first = [f for f in files if f != ROOT_META]
+        protocols = self.fs.protocol
+        protocols = {protocols} if isinstance(protocols, str) else set(protocols)
         try:
+            if not protocols & OBJECT_STORES:    # a file system with directories (sftp, hdfs)
+                for d in sorted({self._key(*f.split("/")[:-1]) for f in files}):
+                    self._call(self.fs.makedirs, d, exist_ok=True)
             if first:
                 self._call(self.fs.put, [str(local / f) for f in first],
                            [self._key(f) for f in first])

@@ -132,12 +132,15 @@ def test_interrupted_sweep_resumes_on_object_storage(local, s3, client2, tmp_pat
     assert 3 <= stored < 8
     part = open_sweep(url, completed_only=True)        # a valid store of the finished points
     assert part.sizes["point"] == stored and not np.isnan(part.exec_time_us.values).any()
-    # resumed through the command line, the user's way (a cluster of its own)
+    # resumed through the command line, the user's way, on the running scheduler's workers
     spec = tmp_path / "s3-test.yaml"
     spec.write_text(yaml.safe_dump(SPEC, sort_keys=False))
     assert load_sweep(spec).fingerprint == sw.fingerprint
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(f"cluster:\n  kind: address\n  address: {client2.scheduler.address}\n")
     capsys.readouterr()
-    assert main(["sweep", str(spec), "-o", url, "--workers", "2", "--batch-size", "1"]) == 0
+    assert main(["sweep", str(spec), "-o", url, "--cluster", str(cluster),
+                 "--batch-size", "1"]) == 0
     err = capsys.readouterr().err
     assert f"computing {8 - stored} of 8 points ({stored} already in the store)" in err, err
     assert read_completed(url).all()
@@ -170,10 +173,18 @@ def test_a_foreign_store_on_object_storage_is_refused_untouched(full, s3, tmp_pa
     assert _objects(s3, f"{BUCKET}/full.zarr") == before
 
 
-def test_a_store_that_is_not_there_or_unreachable_is_one_line(s3, capsys, tmp_path):
+def test_a_store_that_is_not_there_or_unreachable_is_one_line(s3, capsys, tmp_path,
+                                                              monkeypatch):
+    monkeypatch.chdir(tmp_path)
     assert main(["tables", "summary", "--from", f"s3://{BUCKET}/missing.zarr"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no such result store" in err
+    # tables write CSV and PNG files locally: a URL there is refused, not made a local folder
+    assert main(["tables", "summary", "--from", f"s3://{BUCKET}/full.zarr",
+                 "--out", f"s3://{BUCKET}/tables"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--out: " in err and "is a URL" in err
+    assert not (tmp_path / "s3:").exists()
     # a server that does not answer: the endpoint the environment names is a closed port
     env = {**os.environ, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{_free_port()}",
            "AWS_MAX_ATTEMPTS": "1"}

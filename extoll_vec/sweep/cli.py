@@ -239,7 +239,8 @@ def execute(sweep, output, cluster, *, overwrite: bool = False, quiet: bool = Fa
                 res = run_sweep(sweep, output, client, overwrite=overwrite,
                                 max_batch=size or DEFAULT_MAX_BATCH,
                                 memory=memory or DEFAULT_BATCH_MEMORY, quiet=quiet, echo=echo,
-                                workers=cluster.workers, threads=cluster.threads_per_worker)
+                                workers=cluster.workers, threads=cluster.threads_per_worker,
+                                completed=completed)
     except KeyboardInterrupt:
         try:
             n = int(read_completed(output).sum())

@@ -65,8 +65,9 @@ def error_log_path(store) -> Path:
     """Where a sweep writes the tracebacks and configs of its failing points: beside the store,
     OUT.errors.log for OUT.zarr (STORE.errors.log for a store named otherwise). A store at a
     URL (object storage cannot append) gets its log in the working directory, named the same."""
-    from ..storage import is_url
-    p = Path(str(store).rstrip("/").rsplit("/", 1)[-1]) if is_url(store) else Path(store)
+    from ..storage import location
+    loc = location(store)
+    p = Path(loc.name) if loc.remote else loc.path
     stem = p.name[:-len(".zarr")] if p.name.endswith(".zarr") and p.name != ".zarr" else p.name
     return p.with_name(stem + ".errors.log")
 
@@ -146,7 +147,7 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
               quiet: bool = False, stream: TextIO | None = None, workers: int | None = None,
               echo: Callable[[str], None] | None = None,
               on_batch: Callable[[tuple[int, ...], SweepResult], None] | None = None,
-              threads: int | None = None) -> SweepResult:
+              threads: int | None = None, completed: np.ndarray | None = None) -> SweepResult:
     """Compute the points of `sweep` missing from `store` on the distributed `client`.
 
     `workers` is the worker count to plan batches for (default: the workers connected now;
@@ -154,12 +155,15 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
     `threads`: the threads of each worker, as the cluster spec starts them (default: as the
     connected workers have them); see member_threads.
     on_batch(points, result) is called after each batch is stored (tests use it to interrupt
-    or kill workers at a known moment)."""
+    or kill workers at a known moment). `completed`: the completed mask of the existing store
+    as the caller has just checked it (store.resume_mask), so that it is not read whole twice
+    (on object storage, a download of the store)."""
     from distributed import as_completed
 
     t0 = time.perf_counter()
     echo = echo or (lambda s: None)
-    done = prepare_store(store, sweep, overwrite)
+    done = completed if completed is not None and not overwrite else \
+        prepare_store(store, sweep, overwrite)
     result = SweepResult(total=sweep.n_points, already=int(done.sum()))
     todo = np.flatnonzero(~done).tolist()
     if not todo:
