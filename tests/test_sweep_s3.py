@@ -1,8 +1,8 @@
 """Stores on object storage: sweeps into s3:// on a real distributed LocalCluster (worker
 processes), against a real S3-compatible server on this machine (moto's server mode, started
 here on 127.0.0.1): the store equals a local store of the same spec bit for bit, an interrupted
-sweep resumes, `tables --from s3://` reads it, and a store of another spec is refused with
-nothing changed. Credentials and the endpoint come from the environment only."""
+sweep resumes, `tables --from s3://` and `report s3://...` read it, and a store of another spec
+is refused with nothing changed. Credentials and the endpoint come from the environment only."""
 from __future__ import annotations
 
 import logging
@@ -147,7 +147,7 @@ def test_interrupted_sweep_resumes_on_object_storage(local, s3, client2, tmp_pat
     assert_same_results(local, url)
 
 
-def test_tables_from_object_storage(full, local, tmp_path, capsys):
+def test_tables_and_report_from_object_storage(full, local, tmp_path, capsys):
     assert main(["tables", "summary", "--from", full, "-o", str(tmp_path / "s3.csv")]) == 0
     assert main(["tables", "summary", "--from", str(local),
                  "-o", str(tmp_path / "local.csv")]) == 0
@@ -155,6 +155,10 @@ def test_tables_from_object_storage(full, local, tmp_path, capsys):
     assert "summary of s3-test: 8 points" in text
     csv = (tmp_path / "s3.csv").read_text()
     assert len(csv.splitlines()) == 9 and csv == (tmp_path / "local.csv").read_text()
+    # the HTML report reads the store through the same call
+    assert main(["report", full, "-o", str(tmp_path / "s3.html")]) == 0
+    html = (tmp_path / "s3.html").read_text()
+    assert "s3-test" in html and "<img" in html
 
 
 def test_a_foreign_store_on_object_storage_is_refused_untouched(full, s3, tmp_path, capsys):
