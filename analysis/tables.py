@@ -94,6 +94,11 @@ def check_output(path, option: str, directory: bool) -> None:
     from ..errors import ConfigError
     from ..inputs import path_length_problem
     from ..inputs import shown_path
+    from ..storage import is_url
+    if is_url(path):
+        raise ConfigError(option, f"{shown_path(path)} is a URL; give a local "
+                                  f"{'directory' if directory else 'file'} (result stores may "
+                                  "be URLs: --from, and `extoll-vec sweep -o`)")
     p = Path(path)
     shown = shown_path(p)
     too_long = path_length_problem(p)

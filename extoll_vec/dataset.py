@@ -26,6 +26,8 @@ Storage choices:
   StringDType in memory too keeps a round trip dtype-identical.
 - A store is written to a hidden sibling directory and renamed into place, so an existing store
   is never touched unless overwrite=True, and a failed write leaves no half-written store.
+  A store at a URL (storage.py: object storage, any fsspec URL) is written locally and
+  uploaded, its root metadata last.
 """
 from __future__ import annotations
 
@@ -324,12 +326,27 @@ def _is_zarr_store(p: Path) -> bool:
     return p.is_dir() and ((p / "zarr.json").is_file() or (p / ".zgroup").is_file())
 
 
-def check_writable(path: str | os.PathLike, overwrite: bool = False) -> Path:
+def check_writable(path: str | os.PathLike, overwrite: bool = False) -> Path | str:
     """Raise StoreError unless write_zarr(..., path, overwrite) may write there (touches nothing).
 
-    Call it before a long simulation so a bad output path fails first."""
+    Call it before a long simulation so a bad output path fails first. `path`: a local path
+    or a URL (storage.location)."""
     from .inputs import path_length_problem, shown_path
-    p = Path(path)
+    from .storage import location
+    loc = location(path)
+    if loc.remote:
+        try:
+            if loc.exists():
+                if not overwrite:
+                    raise StoreError(path, "already exists; choose another path or overwrite "
+                                           "it explicitly (--overwrite)")
+                if not (loc.is_file("zarr.json") or loc.is_file(".zgroup")):
+                    raise StoreError(path, "exists and is not a zarr store; refusing to "
+                                           "overwrite it")
+        except OSError as exc:
+            raise StoreError(path, f"cannot be used: {exc.strerror or exc}") from None
+        return loc.url
+    p = loc.path
     too_long = path_length_problem(p)
     if too_long:
         raise StoreError(shown_path(str(path)), too_long)
@@ -353,7 +370,7 @@ def check_writable(path: str | os.PathLike, overwrite: bool = False) -> Path:
 
 # ---- writing and reading -------------------------------------------------------------------------
 def write_zarr(ds: xr.Dataset, path: str | os.PathLike, overwrite: bool = False) -> Path:
-    """Write a result Dataset as a zarr format 3 store at local `path`.
+    """Write a result Dataset as a zarr format 3 store at `path` (local, or a URL).
 
     An existing path raises StoreError unless overwrite=True, and even then only an existing zarr
     store is replaced. The store is written beside `path` and renamed into place."""
@@ -375,10 +392,14 @@ def to_zarr_consolidated(ds: xr.Dataset, target, **kwargs):
 
 
 def write_atomically(path: str | os.PathLike, overwrite: bool,
-                     write: Callable[[Path], object]) -> Path:
+                     write: Callable[[Path], object]) -> Path | str:
     """Run write(tmp) on a hidden sibling of `path`, then rename it into place, so a failed
-    write leaves nothing behind. The rules of check_writable apply before and at the rename."""
+    write leaves nothing behind. The rules of check_writable apply before and at the rename.
+    For a URL, tmp is a local temporary directory uploaded to `path` (storage.RemoteStore:
+    the root metadata last; with overwrite the old store is deleted first)."""
     p = check_writable(path, overwrite)
+    if not isinstance(p, Path):
+        return _write_remote(path, overwrite, write)
     token = f"{os.getpid()}-{secrets.token_hex(4)}"
     tmp = p.parent / f".{p.name}.partial-{token}"
     try:
@@ -407,27 +428,53 @@ def write_atomically(path: str | os.PathLike, overwrite: bool,
     return p
 
 
-def open_zarr_consolidated(p: Path, chunks: Any = None) -> xr.Dataset:
-    """xr.open_zarr through the consolidated metadata; the arrays' own for older stores."""
-    consolidated = "consolidated_metadata" in json.loads((p / "zarr.json").read_text())
-    return xr.open_zarr(p, zarr_format=3, consolidated=consolidated, chunks=chunks)
+def _write_remote(url: str, overwrite: bool, write: Callable[[Path], object]) -> str:
+    import tempfile
+
+    from .storage import location
+    with tempfile.TemporaryDirectory(prefix="extoll-vec-store-") as tmp:
+        local = Path(tmp) / "store.zarr"
+        write(local)
+        loc = location(url)
+        try:
+            if loc.exists():
+                check_writable(url, overwrite)  # appeared meanwhile: same rules
+                loc.remove()
+            loc.upload(local)
+        except OSError as exc:
+            raise StoreError(url, f"cannot write: {exc.strerror or exc}") from None
+    return loc.url
+
+
+def open_zarr_consolidated(p, chunks: Any = None) -> xr.Dataset:
+    """xr.open_zarr through the consolidated metadata; the arrays' own for older stores.
+    `p`: a local path or a storage location."""
+    from .storage import location
+    loc = p if hasattr(p, "zarr_store") else location(p)
+    consolidated = "consolidated_metadata" in json.loads(loc.read_bytes("zarr.json"))
+    return xr.open_zarr(loc.zarr_store(read_only=True), zarr_format=3,
+                        consolidated=consolidated, chunks=chunks)
 
 
 def open_result(path: str | os.PathLike, chunks: Any = None) -> xr.Dataset:
-    """Open a result store written by write_zarr (or a sweep); lazily, without dask by default
-    (pass chunks={} or "auto" for dask arrays). Raises StoreError for a missing, unreadable or
-    foreign store."""
-    p = Path(path)
-    if not p.exists():
-        raise StoreError(path, "no such result store")
-    if not p.is_dir():
-        raise StoreError(path, "not a zarr store (a file, not a directory)")
-    if not (p / "zarr.json").is_file():
-        if (p / ".zgroup").is_file():
-            raise StoreError(path, "zarr format 2 store; extoll-vec results are zarr format 3")
-        raise StoreError(path, "not a zarr store (no zarr.json)")
+    """Open a result store written by write_zarr (or a sweep), at a local path or a URL;
+    lazily, without dask by default (pass chunks={} or "auto" for dask arrays). Raises
+    StoreError for a missing, unreadable or foreign store."""
+    from .storage import location
+    loc = location(path)
     try:
-        ds = open_zarr_consolidated(p, chunks)
+        if not loc.exists():
+            raise StoreError(path, "no such result store")
+        if not loc.is_dir():
+            raise StoreError(path, "not a zarr store (a file, not a directory)")
+        if not loc.is_file("zarr.json"):
+            if loc.is_file(".zgroup"):
+                raise StoreError(path, "zarr format 2 store; extoll-vec results are zarr "
+                                       "format 3")
+            raise StoreError(path, "not a zarr store (no zarr.json)")
+        ds = open_zarr_consolidated(loc, chunks)
+    except StoreError:
+        raise
     except Exception as exc:  # zarr/xarray raise many types for a damaged store
         msg = " ".join(str(exc).split())
         if len(msg) > 200:

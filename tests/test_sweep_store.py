@@ -205,3 +205,24 @@ def test_stores_carry_consolidated_metadata(tmp_path, sweep):
     StoreWriter(path).write([1], fake_results([sweep.configs[1]]))
     assert json.loads((path / "zarr.json").read_text())["consolidated_metadata"]["metadata"] == meta
     assert open_sweep(path).completed.values.sum() == 1
+
+
+def test_any_fsspec_url_is_a_store_and_file_urls_are_local_paths(tmp_path, sweep):
+    """storage.location: memory:// (an fsspec file system in this process) takes a sweep store
+    as s3:// does (created by upload, checked, written, resumed, refused); file:// is a path."""
+    from extoll_vec.storage import LocalStore, RemoteStore, location
+    url = f"memory://stores/{tmp_path.name}/s.zarr"
+    assert isinstance(location(url), RemoteStore)
+    assert isinstance(location(f"file://{tmp_path}/s.zarr"), LocalStore)
+    assert location(f"file://{tmp_path}/s.zarr").path == tmp_path / "s.zarr"
+    assert not prepare_store(url, sweep).any()
+    StoreWriter(url).write([5, 7], fake_results([sweep.configs[5], sweep.configs[7]], 3))
+    assert np.flatnonzero(prepare_store(url, sweep)).tolist() == [5, 7]      # resumed
+    assert open_sweep(url, completed_only=True).point.values.tolist() == [5, 7]
+    with pytest.raises(StoreError, match="holds a different sweep"):
+        check_same_sweep(url, build_sweep({**SPEC, "repeat": 3}))
+    # the same through a file:// URL and the plain path: one store
+    local = f"file://{tmp_path}/l.zarr"
+    prepare_store(local, sweep)
+    assert sorted(os.listdir(tmp_path)) == ["l.zarr"]
+    assert read_completed(tmp_path / "l.zarr").shape == (16,)

@@ -246,7 +246,8 @@ def execute(sweep, output, cluster, *, overwrite: bool = False, quiet: bool = Fa
                 res = run_sweep(sweep, output, client, overwrite=overwrite,
                                 max_batch=size or DEFAULT_MAX_BATCH,
                                 memory=memory or DEFAULT_BATCH_MEMORY, quiet=quiet, echo=echo,
-                                workers=cluster.workers, threads=cluster.threads_per_worker)
+                                workers=cluster.workers, threads=cluster.threads_per_worker,
+                                completed=completed)
     except KeyboardInterrupt:
         try:
             n = int(read_completed(output).sum())
@@ -255,8 +256,10 @@ def execute(sweep, output, cluster, *, overwrite: bool = False, quiet: bool = Fa
         except Exception:  # noqa: BLE001 - best effort message while interrupted
             pass
         raise
+    lost = (f"; {res.rerun} rerun after {res.workers_lost} lost worker"
+            f"{'s' if res.workers_lost > 1 else ''}" if res.rerun else "")
     echo(f"wrote {output}: {res.already + res.computed} of {res.total} points "
-         f"({res.computed} computed now in {res.seconds:.1f} s, {res.already} before)")
+         f"({res.computed} computed now in {res.seconds:.1f} s, {res.already} before{lost})")
     if res.failed:
         for p, msg in res.failed[:10]:
             print(f"extoll-vec: point {p} ({sweep.describe(p)}) failed: {msg}", file=sys.stderr)

@@ -29,6 +29,7 @@ class Progress:
         self.t0 = time.monotonic()
         self.last = -1e9
         self.failed = 0
+        self.rerun = self.lost = 0   # points run again after `lost` workers died (runner.py)
 
     def line(self) -> str:
         frac = self.done / self.total if self.total else 1.0
@@ -39,8 +40,10 @@ class Progress:
         left = (self.total - self.done) / rate if rate > 0 else None
         eta = _clock(left) if left is not None else "?"
         failed = f", {self.failed} failed" if self.failed else ""
+        rerun = (f", {self.rerun} rerun after {self.lost} lost worker"
+                 f"{'s' if self.lost > 1 else ''}" if self.rerun else "")
         return (f"[{'#' * fill}{'.' * (self.width - fill)}] {self.done}/{self.total} points"
-                f"{failed}  {rate:.2f} points/s  elapsed {_clock(elapsed)}  left {eta}")
+                f"{failed}{rerun}  {rate:.2f} points/s  elapsed {_clock(elapsed)}  left {eta}")
 
     def update(self, points: int = 0, failed: int = 0, force: bool = False) -> None:
         self.done += points

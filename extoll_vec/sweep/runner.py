@@ -7,7 +7,10 @@ submits one task per batch and writes every finished batch into the store from t
 in completion order.
 
 Faults: a worker that dies mid-task is replaced by its nanny and Dask re-runs the batch
-elsewhere. A batch in which a point fails (SimulationError, e.g. a deadlock) is split: the
+elsewhere. The scheduler's remove-worker events (topic "all") name the batches that were on the
+worker (running, or waiting in its queue): their points are counted as rerun (SweepResult.rerun)
+and the progress line says so ("3 rerun after 1 lost worker"). Each point is still written once:
+the client stores a batch when its future first finishes, whichever worker ran it. A batch in which a point fails (SimulationError, e.g. a deadlock) is split: the
 failing point is reported, the others run again without it. The worker returns such a failure
 as a value (tasks.BatchFailure), so Dask prints no "Compute Failed" dump: the point's message
 is one line (SweepResult.failed), and its traceback and config go to the error log beside the
@@ -46,6 +49,8 @@ class SweepResult:
     seconds: float = 0.0
     interrupted: bool = False
     log: str | None = None           # the error log, if a failure was written to it
+    rerun: int = 0                   # points whose batch was on a worker that was lost
+    workers_lost: int = 0            # workers lost while they held batches of this sweep
 
     @property
     def complete(self) -> bool:
@@ -58,8 +63,11 @@ def _strip_point(msg: str) -> str:
 
 def error_log_path(store) -> Path:
     """Where a sweep writes the tracebacks and configs of its failing points: beside the store,
-    OUT.errors.log for OUT.zarr (STORE.errors.log for a store named otherwise)."""
-    p = Path(store)
+    OUT.errors.log for OUT.zarr (STORE.errors.log for a store named otherwise). A store at a
+    URL (object storage cannot append) gets its log in the working directory, named the same."""
+    from ..storage import location
+    loc = location(store)
+    p = Path(loc.name) if loc.remote else loc.path
     stem = p.name[:-len(".zarr")] if p.name.endswith(".zarr") and p.name != ".zarr" else p.name
     return p.with_name(stem + ".errors.log")
 
@@ -139,7 +147,7 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
               quiet: bool = False, stream: TextIO | None = None, workers: int | None = None,
               echo: Callable[[str], None] | None = None,
               on_batch: Callable[[tuple[int, ...], SweepResult], None] | None = None,
-              threads: int | None = None) -> SweepResult:
+              threads: int | None = None, completed: np.ndarray | None = None) -> SweepResult:
     """Compute the points of `sweep` missing from `store` on the distributed `client`.
 
     `workers` is the worker count to plan batches for (default: the workers connected now;
@@ -147,12 +155,15 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
     `threads`: the threads of each worker, as the cluster spec starts them (default: as the
     connected workers have them); see member_threads.
     on_batch(points, result) is called after each batch is stored (tests use it to interrupt
-    or kill workers at a known moment)."""
+    or kill workers at a known moment). `completed`: the completed mask of the existing store
+    as the caller has just checked it (store.resume_mask), so that it is not read whole twice
+    (on object storage, a download of the store)."""
     from distributed import as_completed
 
     t0 = time.perf_counter()
     echo = echo or (lambda s: None)
-    done = prepare_store(store, sweep, overwrite)
+    done = completed if completed is not None and not overwrite else \
+        prepare_store(store, sweep, overwrite)
     result = SweepResult(total=sweep.n_points, already=int(done.sum()))
     todo = np.flatnonzero(~done).tolist()
     if not todo:
@@ -172,6 +183,10 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
     log = _ErrorLog(sweep, store, result)
     token = secrets.token_hex(3)
     futures: dict[Any, tuple[int, ...]] = {}
+    lost = _LostWorkers(client)
+    # called before each finished batch is handled: the scheduler sends a remove-worker event
+    # before the results of the batches it reruns, so a rerun batch is always counted
+    take_lost = lost.note(futures, result, twins)
 
     def submit(points: tuple[int, ...], priority: int) -> Any:
         result.batches += 1
@@ -196,7 +211,8 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
             echo(f"compiled the kernels in {max(w.result() for w in warms):.0f} s")
         progress.update(force=True)
         ac = as_completed([submit(b.points, -b.index) for b in plan])
-        for fut in _completed(ac, progress):
+        for fut in _completed(ac, progress, take_lost):
+            take_lost(progress)
             if fut.status in ("lost", "pending"):
                 # it had finished on a worker that died before we fetched the result: the
                 # scheduler computes it again, wait for it once more
@@ -230,9 +246,54 @@ def run_sweep(sweep: Sweep, store, client, *, overwrite: bool = False,
         client.cancel(list(futures))
         raise
     finally:
+        lost.close()
+        take_lost(progress, show=False)
         progress.close()
         result.seconds = time.perf_counter() - t0
     return result
+
+
+class _LostWorkers:
+    """The batches of this sweep that were on workers the scheduler removed (a process that
+    died, a job that ended): collected from the scheduler's remove-worker events, which list
+    the tasks the worker was processing (running, or queued there) and the finished ones whose
+    results died with it; Dask runs those again elsewhere."""
+    TOPIC = "all"
+
+    def __init__(self, client):
+        self.client, self.events = client, []
+        try:
+            client.subscribe_topic(self.TOPIC, self.events.append)
+            self.subscribed = True
+        except Exception:  # noqa: BLE001 - a client without events (old scheduler): no count
+            self.subscribed = False
+
+    def note(self, futures: dict, result: SweepResult, twins: dict[int, list[int]]):
+        """A callable that moves the events received so far into `result` (rerun points,
+        workers lost) and the progress line."""
+        def take(progress: Progress, show: bool = True) -> None:
+            while self.events:
+                _, msg = self.events.pop(0)
+                if not isinstance(msg, dict) or msg.get("action") != "remove-worker":
+                    continue
+                keys = set(msg.get("processing-tasks", ())) | set(
+                    msg.get("lost-computed-tasks", ()))
+                points = [p for fut, pts in futures.items() if fut.key in keys
+                          for q in pts for p in (q, *twins[q])]
+                if points:
+                    result.workers_lost += 1
+                    result.rerun += len(points)
+                    progress.rerun, progress.lost = result.rerun, result.workers_lost
+                    if show:
+                        progress.update(force=True)
+        return take
+
+    def close(self) -> None:
+        if self.subscribed:
+            try:
+                self.client.unsubscribe_topic(self.TOPIC)
+            except Exception:  # noqa: BLE001 - the client may be closing
+                pass
 
 
 def member_threads(client, threads: int | None = None) -> int:
@@ -250,11 +311,14 @@ def member_threads(client, threads: int | None = None) -> int:
     return min(int(w.get("nthreads", 1)) for w in info)
 
 
-def _completed(ac, progress: Progress, poll: float = 0.2):
+def _completed(ac, progress: Progress, lost: Callable | None = None, poll: float = 0.2):
     """The futures of `ac` as they finish (futures added meanwhile included), ticking
     `progress` while none is ready: a batch of 1024-rank points runs for minutes, and a log
-    (a pipe, a CI job) should still get its line every 30 s to show the sweep is alive."""
+    (a pipe, a CI job) should still get its line every 30 s to show the sweep is alive.
+    lost(progress): takes the lost-worker events received meanwhile (_LostWorkers.note)."""
     while not ac.is_empty():
+        if lost is not None:
+            lost(progress)
         if ac.has_ready():
             yield from ac.next_batch(block=False)
         else:

@@ -18,6 +18,10 @@ valid store whose completed points are exactly the finished ones.
 
 Zarr format 3 with consolidated metadata, as dataset.py. The metadata is written once, at
 creation, and never changes: batches write only chunks of existing arrays (data, then mask).
+
+A store is a local path or a URL (``s3://bucket/sweep.zarr``, any fsspec URL): every function
+here takes either, through storage.location, with the same checks and messages; open_store
+is the one call a reader needs.
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ import numpy as np
 
 from ..errors import StoreError
 from ..inputs import shown_path
+from ..storage import location
 from .spec import Sweep
 
 MASK = "completed"
@@ -120,8 +125,9 @@ def _template(sweep: Sweep):
     return ds, encoding
 
 
-def create_store(path: str | os.PathLike, sweep: Sweep, overwrite: bool = False) -> Path:
-    """Create the empty store of a sweep (written aside, then renamed into place)."""
+def create_store(path: str | os.PathLike, sweep: Sweep, overwrite: bool = False) -> Path | str:
+    """Create the empty store of a sweep (written aside, then renamed into place; at a URL
+    written locally, then uploaded)."""
     from ..dataset import to_zarr_consolidated, write_atomically
     ds, encoding = _template(sweep)
     return write_atomically(path, overwrite, lambda tmp: to_zarr_consolidated(
@@ -130,11 +136,15 @@ def create_store(path: str | os.PathLike, sweep: Sweep, overwrite: bool = False)
 
 def _open_group(path: str | os.PathLike, mode: str = "r"):
     import zarr
-    p = Path(path)
-    if not (p / "zarr.json").is_file():
+    loc = location(path)
+    try:
+        there = loc.is_file("zarr.json")
+    except OSError as exc:
+        raise StoreError(shown_path(path), f"cannot be read: {exc.strerror or exc}") from None
+    if not there:
         raise StoreError(path, "not a zarr format 3 store (no zarr.json)")
     try:
-        return zarr.open_group(str(p), mode=mode, zarr_format=3)
+        return zarr.open_group(loc.zarr_store(read_only=mode == "r"), mode=mode, zarr_format=3)
     except Exception as exc:  # zarr raises many types for a damaged store
         raise StoreError(path, f"unreadable zarr store ({type(exc).__name__})") from None
 
@@ -144,12 +154,12 @@ def prepare_store(path: str | os.PathLike, sweep: Sweep, overwrite: bool = False
 
     A missing path is created; an existing store of the same sweep is resumed; with
     overwrite=True an existing store is replaced. Anything else raises StoreError."""
-    p = Path(path)
-    if overwrite or not (p.exists() or p.is_symlink()):
-        create_store(p, sweep, overwrite)
-        return np.zeros(sweep.n_points, dtype=bool)
-    check_same_sweep(p, sweep)
-    return read_completed(p)
+    if not overwrite:
+        done = resume_mask(path, sweep)
+        if done is not None:
+            return done
+    create_store(path, sweep, overwrite)
+    return np.zeros(sweep.n_points, dtype=bool)
 
 
 def check_same_sweep(path: str | os.PathLike, sweep: Sweep) -> None:
@@ -167,17 +177,17 @@ def resume_mask(path: str | os.PathLike, sweep: Sweep) -> np.ndarray | None:
     when nothing is at PATH (the sweep creates its store there), else the completed mask of the
     store of `sweep` there, checked whole first (check_same_sweep). StoreError, one line, for
     anything else: a damaged store, another sweep's, a file, a broken or looping symbolic link,
-    a name the system cannot take."""
-    p = Path(path)
+    a name the system cannot take, storage that cannot be reached."""
+    loc = location(path)
     try:
-        there = p.exists() or p.is_symlink()
+        there = loc.exists() or loc.is_symlink()
     except OSError as exc:
         raise StoreError(shown_path(path), f"cannot be used: {exc.strerror or exc}; choose "
                                            "another path (-o)") from None
     if not there:
         return None
-    check_same_sweep(p, sweep)
-    return read_completed(p)
+    check_same_sweep(path, sweep)
+    return read_completed(path)
 
 
 # ---- checking an existing store ------------------------------------------------------------------
@@ -190,6 +200,7 @@ _FIX = {
              "--overwrite)", "give the path of a result store (--from)"),
 }
 READ_BLOCK_BYTES = 64 << 20   # the deep check decodes arrays this much at a time
+REMOTE_ARRAYS_AT_ONCE = 8     # ... and at a URL this many arrays at once
 
 
 def _short(exc: BaseException, width: int = 80) -> str:
@@ -205,9 +216,10 @@ def _short(exc: BaseException, width: int = 80) -> str:
     return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
 
 
-def _json_file(path: Path):
-    """The JSON document of a metadata file (ValueError/OSError when it is not one)."""
-    return json.loads(path.read_bytes())
+def _json_file(loc, *parts: str):
+    """The JSON document of a metadata file of the store at `loc` (ValueError/OSError when it
+    is not one)."""
+    return json.loads(loc.read_bytes(*parts))
 
 
 def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | None = None,
@@ -224,35 +236,35 @@ def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | 
     ``completed`` (sweep stores) present, in the store's metadata and on disk, with their
     dimensions, data types and shapes (one size per dimension; ``point``: one per config); with
     deep=True, every chunk of every array decodes. A store without consolidated metadata is
-    read through its arrays' own metadata (valid); a symbolic link is followed."""
+    read through its arrays' own metadata (valid); a symbolic link is followed. `path`: a
+    local path or a URL (storage.location)."""
     from ..config import ADDED_FIELDS, from_dict
     from ..dataset import CONFIG_COORDS, PROTOCOL_SCHEMA, SCHEMA, version_problem
     damaged, foreign = _FIX[for_what]
-    p = Path(path)
+    loc = location(path)
 
     def bad(what: str, replaceable: bool = True) -> StoreError:
         return StoreError(path, f"{what}; {damaged if replaceable else foreign}")
 
     try:
-        exists, is_dir = p.exists(), p.is_dir()
+        exists, is_dir = loc.exists(), loc.is_dir()
         if not exists:
-            if p.is_symlink():
+            if loc.is_symlink():
                 raise bad("is a symbolic link to nothing (broken or a loop)", False)
             raise StoreError(path, "no such result store")
         if not is_dir:
             raise bad("exists and is not a zarr store (a file, not a directory)", False)
-        root = p / "zarr.json"
-        if not root.is_file():
-            if (p / ".zgroup").is_file():
+        if not loc.is_file("zarr.json"):
+            if loc.is_file(".zgroup"):
                 raise bad("a zarr format 2 store; extoll-vec results are zarr format 3")
-            entries = list(p.iterdir())
+            entries = loc.children()
             if not entries:
                 raise bad("an empty directory, not a zarr store", False)
-            if any((e / "zarr.json").is_file() for e in entries):
+            if any(loc.is_file(e, "zarr.json") for e in entries):
                 raise bad("damaged store: its root metadata zarr.json is missing", False)
             raise bad("not a zarr store (no zarr.json)", False)
         try:
-            meta = _json_file(root)
+            meta = _json_file(loc, "zarr.json")
         except (ValueError, RecursionError) as exc:
             raise bad(f"damaged store: zarr.json is not JSON ({_short(exc)})") from None
     except OSError as exc:
@@ -296,7 +308,7 @@ def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | 
         if not isinstance(listed, dict):
             raise bad("damaged store: zarr.json: consolidated_metadata is not valid")
     try:
-        on_disk = {e.name for e in p.iterdir() if (e / "zarr.json").is_file()}
+        on_disk = {e for e in loc.children() if loc.is_file(e, "zarr.json")}
     except OSError as exc:
         raise StoreError(shown_path(path), f"cannot be read: {exc.strerror or exc}") from None
     names = set(listed) if listed is not None else on_disk
@@ -349,13 +361,16 @@ def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | 
     expected.update({k: (v.dims, v.dtype.name) for k, v in PROTOCOL_SCHEMA.items()})
     expected.update({k: (v.dims, v.dtype.name) for k, v in SCHEMA.items()})
     order = list(dict.fromkeys(required + sorted(names)))
+    try:
+        loc.prefetch([f"{name}/zarr.json" for name in order if name in on_disk])
+    except OSError as exc:
+        raise StoreError(shown_path(path), f"cannot be read: {exc.strerror or exc}") from None
     shapes = {}
     for name in order:
-        own_path = p / name / "zarr.json"
-        if not own_path.is_file():
+        if not loc.is_file(name, "zarr.json"):
             raise bad(f"damaged store: array {name} is missing (no {name}/zarr.json)")
         try:
-            own = _json_file(own_path)
+            own = _json_file(loc, name, "zarr.json")
         except (ValueError, RecursionError, OSError) as exc:
             raise bad(f"damaged store: {name}/zarr.json is not JSON ({_short(exc)})") \
                 from None
@@ -400,50 +415,70 @@ def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | 
                           f"{tuple(s for _, s in pairs)}: {s} along {d}, where the store has "
                           f"{has}")
     if deep:
-        _check_chunks(p, order, bad)
+        _check_chunks(loc, order, bad)
 
 
-def _check_chunks(p: Path, names: Sequence[str], bad) -> None:
+def _check_chunks(loc, names: Sequence[str], bad) -> None:
     """Decode every chunk of the arrays `names` (a block of points at a time); StoreError
     naming the first chunk that does not decode."""
-    import itertools
     import zarr
     try:
-        group = zarr.open_group(str(p), mode="r", zarr_format=3)
+        group = zarr.open_group(loc.zarr_store(read_only=True), mode="r", zarr_format=3)
     except Exception as exc:  # noqa: BLE001 - zarr raises many types for a damaged store
         raise bad(f"damaged store: unreadable zarr group ({_short(exc, 60)})") from None
-    for name in names:
+
+    def problem(name: str) -> StoreError | None:
         try:
-            arr = group[name]
-        except Exception as exc:  # noqa: BLE001
-            raise bad(f"damaged store: array {name} is unreadable ({_short(exc, 60)})") from None
-        if arr.ndim == 0 or arr.size == 0:
-            blocks = [None]
-        else:
-            per_point = max(arr.size // arr.shape[0] * max(arr.dtype.itemsize, 1), 1)
-            step = max(READ_BLOCK_BYTES // per_point // arr.chunks[0], 1) * arr.chunks[0]
-            blocks = [slice(a, a + step) for a in range(0, arr.shape[0], step)]
-        for block in blocks:
+            _check_array(group, name, bad)
+        except StoreError as exc:
+            return exc
+        return None
+
+    if loc.remote:   # a request per chunk: several arrays at once, each a round trip apart
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(REMOTE_ARRAYS_AT_ONCE) as pool:
+            found = list(pool.map(problem, names))
+    else:
+        found = map(problem, names)
+    for exc in found:
+        if exc is not None:
+            raise exc
+
+
+def _check_array(group, name: str, bad) -> None:
+    """StoreError naming the first chunk of array `name` that does not decode."""
+    import itertools
+    try:
+        arr = group[name]
+    except Exception as exc:  # noqa: BLE001
+        raise bad(f"damaged store: array {name} is unreadable ({_short(exc, 60)})") from None
+    if arr.ndim == 0 or arr.size == 0:
+        blocks = [None]
+    else:
+        per_point = max(arr.size // arr.shape[0] * max(arr.dtype.itemsize, 1), 1)
+        step = max(READ_BLOCK_BYTES // per_point // arr.chunks[0], 1) * arr.chunks[0]
+        blocks = [slice(a, a + step) for a in range(0, arr.shape[0], step)]
+    for block in blocks:
+        try:
+            arr[...] if block is None else arr[block]
+            continue
+        except Exception as exc:  # noqa: BLE001 - codecs raise many types for garbage
+            first = exc
+        # which chunk: try them one by one
+        start = 0 if block is None else block.start
+        stop = arr.shape[0] if arr.ndim else 0
+        stop = stop if block is None else min(block.stop, stop)
+        grid = [range(-(-s // c)) for s, c in zip(arr.shape, arr.chunks)]
+        if grid:
+            grid[0] = range(start // arr.chunks[0], -(-stop // arr.chunks[0]))
+        for idx in itertools.product(*grid):
             try:
-                arr[...] if block is None else arr[block]
-                continue
-            except Exception as exc:  # noqa: BLE001 - codecs raise many types for garbage
-                first = exc
-            # which chunk: try them one by one
-            start = 0 if block is None else block.start
-            stop = arr.shape[0] if arr.ndim else 0
-            stop = stop if block is None else min(block.stop, stop)
-            grid = [range(-(-s // c)) for s, c in zip(arr.shape, arr.chunks)]
-            if grid:
-                grid[0] = range(start // arr.chunks[0], -(-stop // arr.chunks[0]))
-            for idx in itertools.product(*grid):
-                try:
-                    arr[tuple(slice(i * c, (i + 1) * c) for i, c in zip(idx, arr.chunks))]
-                except Exception as exc:  # noqa: BLE001
-                    key = "/".join(["c", *map(str, idx)])
-                    raise bad(f"damaged store: array {name}: chunk {name}/{key} cannot be "
-                              f"decoded ({_short(exc, 60)})") from None
-            raise bad(f"damaged store: array {name} cannot be read ({_short(first, 60)})")
+                arr[tuple(slice(i * c, (i + 1) * c) for i, c in zip(idx, arr.chunks))]
+            except Exception as exc:  # noqa: BLE001
+                key = "/".join(["c", *map(str, idx)])
+                raise bad(f"damaged store: array {name}: chunk {name}/{key} cannot be "
+                          f"decoded ({_short(exc, 60)})") from None
+        raise bad(f"damaged store: array {name} cannot be read ({_short(first, 60)})")
 
 
 # ---- writing -------------------------------------------------------------------------------------
@@ -481,7 +516,7 @@ class StoreWriter:
 
     def __init__(self, path: str | os.PathLike):
         from ..dataset import PROTOCOL_SCHEMA, SCHEMA
-        self.path = Path(path)
+        self.path = path
         self.group = _open_group(path, mode="r+")
         # SCHEMA always; a protocol's outputs where the store has them (the sweep runs it)
         self.schema = {**SCHEMA, **{k: v for k, v in PROTOCOL_SCHEMA.items()
@@ -511,7 +546,8 @@ class StoreWriter:
 
 # ---- reading -------------------------------------------------------------------------------------
 def open_sweep(path: str | os.PathLike, completed_only: bool = False, chunks: Any = None):
-    """The Dataset of a result store (a sweep store or an `extoll-vec run -o` store).
+    """The Dataset of a result store (a sweep store or an `extoll-vec run -o` store), at a
+    local path or a URL (s3://bucket/sweep.zarr, any fsspec URL).
 
     completed_only=True drops the points a sweep has not finished yet. Raises StoreError for a
     missing, unreadable or foreign store."""
@@ -521,6 +557,9 @@ def open_sweep(path: str | os.PathLike, completed_only: bool = False, chunks: An
     if completed_only and MASK in ds:
         ds = ds.isel(point=np.flatnonzero(ds[MASK].values))
     return ds
+
+
+open_store = open_sweep   # the name commands that take a STORE argument read it by
 
 
 def sweep_axes(ds) -> list[dict]:
