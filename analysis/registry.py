@@ -42,6 +42,7 @@ TARGET_MODULES = ("extoll_vec.analysis.summary", "extoll_vec.analysis.extoll.tab
                   "extoll_vec.analysis.extoll.reference", "extoll_vec.analysis.extoll.static",
                   "extoll_vec.analysis.extoll.dynamic", "extoll_vec.analysis.extoll.imb",
                   "extoll_vec.analysis.extoll.bounds", "extoll_vec.analysis.portals.targets",
+                  "extoll_vec.analysis.portals.mpi_slow",
                   "extoll_vec.analysis.infiniband.micro", "extoll_vec.analysis.infiniband.nas",
                   "extoll_vec.analysis.infiniband.families", "extoll_vec.analysis.lfc.targets",
                   "extoll_vec.analysis.frontier")

@@ -334,6 +334,7 @@ MISSING = {   # target: (in the store of reference points only, in the store of 
     "portals_slow_nodes": ("no completed pairwise-traffic point",) * 2,
     "portals_fecn": ("no completed pairwise-traffic point",) * 2,
     "portals_rdrp": ("no completed pairwise-traffic point",) * 2,
+    "portals_mpi_slow": ("no imb point (workloads: alltoall)",) * 2,
     "ib_latency": ("no completed latency point of an IB scheme",) * 2,
     "ib_bandwidth": ("no completed bandwidth point of an IB scheme",) * 2,
     "ib_nas_ecm": ("no completed nas point under ib_static with 100 buffers",) * 2,

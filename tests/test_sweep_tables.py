@@ -143,8 +143,9 @@ def test_every_variant_command_expands_to_the_sweep_it_measured():
     for name, v in VARIANTS.items():
         assert set(v) <= {"target", "sets", "fingerprint", "minutes", "notes", "read_with"}
         tgt = get_target(v["target"])
+        family = tgt.spec_name().split("/")[0]
         sweep = load_sweep(spec_path(tgt.spec_name()), v["sets"])
-        assert sweep.n_points >= 1 and sweep.name == f"extoll_{name}", name
+        assert sweep.n_points >= 1 and sweep.name == f"{family}_{name}", name
         assert sweep.fingerprint == v["fingerprint"], (
             f"{name}: `{sweep_command(VARIANTS, name)}` is no longer the sweep its measurements "
             "were made with (stores written before are not resumed): fix the --set arguments, or "
@@ -152,7 +153,7 @@ def test_every_variant_command_expands_to_the_sweep_it_measured():
         assert v["notes"].strip() and v["minutes"] > 0
         assert v.get("read_with", name) in VARIANTS
         assert tables_command(VARIANTS, name).startswith(f"extoll-vec tables {tgt.name} --from ")
-        assert not (SWEEPS / "extoll" / f"{name}.yaml").exists()
+        assert not (SWEEPS / family / f"{name}.yaml").exists()
 
 
 def test_set_varies_a_targets_own_sweep_and_not_a_store(tmp_path, capsys, monkeypatch):
