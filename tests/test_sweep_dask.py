@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from stores import assert_same_store
 
 from extoll_vec.cli import main
 from extoll_vec.sweep import build_sweep, open_sweep
@@ -61,20 +62,6 @@ def reference(tmp_path_factory, client2):
     res = run_sweep(build_sweep(SPEC), path, client2, quiet=True)
     assert res.complete and res.computed == 12 and not res.failed
     return path
-
-
-def assert_same_store(a, b):
-    """Every variable and coordinate equal bit for bit (NaN patterns included), same attrs."""
-    da, db = open_sweep(a).load(), open_sweep(b).load()
-    assert set(da.variables) == set(db.variables)
-    for name in da.variables:
-        va, vb = da[name].values, db[name].values
-        assert va.dtype == vb.dtype and va.shape == vb.shape, name
-        if va.dtype.kind in "fiub":
-            assert va.tobytes() == vb.tobytes(), name
-        else:
-            assert [str(x) for x in va.ravel()] == [str(x) for x in vb.ravel()], name
-    assert da.attrs == db.attrs
 
 
 def test_sweep_matches_the_engine_in_one_process(reference):

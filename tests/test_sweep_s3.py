@@ -13,13 +13,14 @@ import sys
 
 import numpy as np
 import pytest
+from stores import assert_same_store
 import yaml
 
 from extoll_vec.cli import main
 from extoll_vec.sweep import build_sweep, load_sweep, open_sweep
 from extoll_vec.sweep.cluster import connect, load_cluster_spec
 from extoll_vec.sweep.runner import run_sweep
-from extoll_vec.sweep.store import open_store, read_completed
+from extoll_vec.sweep.store import read_completed
 
 pytestmark = pytest.mark.slow   # a real cluster: the full suite only
 
@@ -88,20 +89,6 @@ def full(s3, client2):
     return url
 
 
-def assert_same_results(a, b):
-    """Every variable and coordinate of the two stores equal bit for bit, same attributes."""
-    da, db = open_store(a).load(), open_store(b).load()
-    assert set(da.variables) == set(db.variables)
-    for name in da.variables:
-        va, vb = da[name].values, db[name].values
-        assert va.dtype == vb.dtype and va.shape == vb.shape, name
-        if va.dtype.kind in "fiub":
-            assert va.tobytes() == vb.tobytes(), name
-        else:
-            assert [str(x) for x in va.ravel()] == [str(x) for x in vb.ravel()], name
-    assert da.attrs == db.attrs
-
-
 def _objects(fs, prefix: str) -> dict[str, tuple]:
     fs.invalidate_cache()
     return {k: (v["size"], v.get("ETag"), v.get("LastModified"))
@@ -110,7 +97,7 @@ def _objects(fs, prefix: str) -> dict[str, tuple]:
 
 def test_sweep_into_object_storage_equals_a_local_store(full, local, s3):
     assert read_completed(full).all()
-    assert_same_results(local, full)
+    assert_same_store(local, full)
     keys = set(_objects(s3, f"{BUCKET}/full.zarr"))
     assert f"{BUCKET}/full.zarr/zarr.json" in keys
     assert f"{BUCKET}/full.zarr/exec_time_us/c/7" in keys       # one chunk per point
@@ -144,7 +131,7 @@ def test_interrupted_sweep_resumes_on_object_storage(local, s3, client2, tmp_pat
     err = capsys.readouterr().err
     assert f"computing {8 - stored} of 8 points ({stored} already in the store)" in err, err
     assert read_completed(url).all()
-    assert_same_results(local, url)
+    assert_same_store(local, url)
 
 
 def test_tables_and_report_from_object_storage(full, local, tmp_path, capsys):
