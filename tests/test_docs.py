@@ -92,7 +92,8 @@ def test_readme_starts_with_the_two_commands_and_stays_short():
     assert lines[fence + 3] == "```"
     install, tests = lines[fence + 1], lines[fence + 2]
     assert "pip install -e" in install and "extoll-vec sweep sweeps/smoke.yaml" in install
-    assert tests == ".venv/bin/python -m pytest -q"
+    # the test extras (pytest, an S3 server, a Jupyter kernel: a minute of pip) with the suite
+    assert tests == '.venv/bin/pip install -e ".[test]" && .venv/bin/python -m pytest -q'
     assert "-m pytest -q" in (ROOT / ".ci" / "run").read_text()
     assert len(lines) <= 200
     for link in re.findall(r"\]\(((?:docs/|lab/)[^)#]*)", "\n".join(lines)):
