@@ -100,7 +100,7 @@ class StallCheck:
         cfg = self.batch.configs[b]
         return (f"partial deadlock: {len(stuck)} router input buffers at "
                 f"{len(np.unique(rr))} routers wait only on each other and have not changed "
-                f"since cycle {formed} ({formed * cfg.network.cycle_ns / 1000:.3f} us) while "
-                f"the rest of the network moves; the cycle {describe_cycle(cycle)} "
+                f"since cycle {formed} ({formed * cfg.network.cycle_ns / 1000:.3f} us), "
+                f"whatever else still moves; the cycle {describe_cycle(cycle)} "
                 f"(network.routing {cfg.network.routing}; limits.stall_check_cycles "
                 f"{cfg.limits.stall_check_cycles})")
