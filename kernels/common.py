@@ -28,16 +28,23 @@ def splitmix64(x):
 
 
 @inner
-def draw_other(rt_ctr, par, b, node, n, x0, x1):
-    """A value uniformly from 0..n-1 without x0 and x1 (x0 != x1, n >= 3), from the routing
-    stream of node (state rt_ctr): (seed, node, counter) hashed with a salt that the traffic
-    generator does not use, so routes never change the traffic's destinations. Routings draw
-    their intermediate groups or nodes from it (routing/registry.py)."""
+def route_draw(rt_ctr, par, b, node):
+    """The next uint64 of node's routing stream (state rt_ctr): (seed, node, counter) hashed
+    with a salt that the traffic generator does not use, so routes never change the traffic's
+    destinations. Routings draw their intermediate groups or nodes from it
+    (routing/registry.py)."""
     c = rt_ctr[b, node]
     rt_ctr[b, node] = c + 1
     key = splitmix64(np.uint64(par[b, P_SEED]) ^ np.uint64(0x52A0E7C1D3B9F046)
                      ^ (np.uint64(node) * np.uint64(0xD1B54A32D192ED03)))
-    x = np.int64(splitmix64(key ^ np.uint64(c)) % np.uint64(n - 2))
+    return splitmix64(key ^ np.uint64(c))
+
+
+@inner
+def draw_other(rt_ctr, par, b, node, n, x0, x1):
+    """A value uniformly from 0..n-1 without x0 and x1 (x0 != x1, n >= 3), from the routing
+    stream of node (route_draw)."""
+    x = np.int64(route_draw(rt_ctr, par, b, node) % np.uint64(n - 2))
     lo = np.int64(min(x0, x1))
     hi = np.int64(max(x0, x1))
     if x >= lo:

@@ -3,8 +3,8 @@ with the project's UGAL-L (kernels/routing_dragonfly.py); Schneider et al. ran t
 on BookSim with this routing's constants (bias 2x, threshold 30 flits).
 
 - The intermediate is a random *node* of the whole network (not a group), drawn at injection
-  from the source node's routing stream (the stream common.draw_other uses, so the traffic's
-  destinations do not change). One in the source's own group means minimal routing.
+  from the source node's routing stream (common.route_draw, so the traffic's destinations do
+  not change). One in the source's own group means minimal routing.
 - UGAL-L at the source router only: minimal iff q_min <= bias * q_nm + threshold, q the
   occupancy of the candidate output's downstream buffers as this router's credits see it.
 - The VC is the packet's phase: 0 on the way to the intermediate node's router, 1 after it,
@@ -22,25 +22,14 @@ the phase.
 """
 import numpy as np
 
-from extoll_vec.dtypes import (ADAPT_BIAS_BITS, P_ADAPT_BIAS, P_ADAPT_THRESH, P_SEED,
-                               PORT_GLOBAL, PORT_TERMINAL)
-from extoll_vec.kernels.common import splitmix64
+from extoll_vec.dtypes import (ADAPT_BIAS_BITS, P_ADAPT_BIAS, P_ADAPT_THRESH, PORT_GLOBAL,
+                               PORT_TERMINAL)
+from extoll_vec.kernels.common import route_draw
 from extoll_vec.kernels.jit import inner, outlined
 from extoll_vec.kernels.routing_dragonfly import _used
 
 BS_NODE = (1 << 26) - 1
 BS_PHASE = 26
-
-
-@inner
-def _draw_node(rt_ctr, par, b, node, n):
-    """A node uniformly from 0..n-1 (any node, as BookSim's RandomInt(gNodes - 1)), from the
-    routing stream of node (the salt and counter of common.draw_other)."""
-    c = rt_ctr[b, node]
-    rt_ctr[b, node] = c + 1
-    key = splitmix64(np.uint64(par[b, P_SEED]) ^ np.uint64(0x52A0E7C1D3B9F046)
-                     ^ (np.uint64(node) * np.uint64(0xD1B54A32D192ED03)))
-    return np.int64(splitmix64(key ^ np.uint64(c)) % np.uint64(n))
 
 
 @inner
@@ -64,7 +53,9 @@ def _route(pk, rt_ctr, cr, route_port, terminal_node, port_class, node_router, g
         if dn // PA == grp:
             ph = np.int64(2)
         else:
-            intm = _draw_node(rt_ctr, par, b, terminal_node[r, p], PA * geo[3])
+            # any node, as BookSim's RandomInt(gNodes - 1)
+            intm = np.int64(route_draw(rt_ctr, par, b, terminal_node[r, p])
+                            % np.uint64(PA * geo[3]))
             ph = np.int64(1)
             if intm // PA != grp:
                 qm = _used(cr, par, b, r, route_port[r, dn])
