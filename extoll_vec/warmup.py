@@ -49,6 +49,21 @@ def smallest_config(family: str):
     raise RuntimeError(f"no example accepts a protocol of the family {family!r}")
 
 
+def cache_use() -> tuple[int, int]:
+    """(kernel functions this process loaded from the cache, kernel functions it compiled),
+    over every kernel module and every family's copy of them (kernels/specialize.py): what
+    shows that a worker found the builds `extoll-vec compile` left."""
+    from numba.core.dispatcher import Dispatcher
+    loaded = compiled = 0
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("extoll_vec.kernels") and mod is not None:
+            for v in vars(mod).values():
+                if isinstance(v, Dispatcher) and v._cache.__class__.__name__ != "NullCache":
+                    loaded += sum(v._cache_hits.values())
+                    compiled += sum(v._cache_misses.values())
+    return loaded, compiled
+
+
 def compile_family(family: str) -> float:
     """Compile (or load from the cache) the build `family` runs on (under the kernel policy,
     EXTOLL_VEC_KERNELS), or with `shared` the one build for all protocols; returns the

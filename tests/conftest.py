@@ -44,3 +44,13 @@ def pytest_report_header(config):
     if _COMPILED in config.stash:
         return (f"kernels compiled (or loaded) before the workers started: "
                 f"{config.stash[_COMPILED]:.0f} s")
+
+
+@pytest.fixture(scope="module")
+def client2():
+    """A LocalCluster of 2 worker processes for a test module's sweeps (real processes: the
+    sweep tests compare what they store with what one process computes)."""
+    from extoll_vec.sweep.cluster import connect, load_cluster_spec
+    with connect(load_cluster_spec(workers=2), quiet=True) as client:
+        client.wait_for_workers(2)
+        yield client

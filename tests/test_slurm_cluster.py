@@ -23,6 +23,7 @@ import slurm_cluster
 from extoll_vec.sweep import build_sweep
 from extoll_vec.sweep.cluster import connect, load_cluster_spec
 from extoll_vec.sweep.runner import run_sweep
+from extoll_vec.warmup import cache_use
 
 pytestmark = pytest.mark.slow   # daemons and a Dask cluster: the full suite only
 
@@ -50,20 +51,6 @@ def slurm():
         pytest.skip(reason)
     with slurm_cluster.one_node_cluster() as cluster:
         yield cluster
-
-
-def _kernel_cache_use() -> tuple[int, int]:
-    """(functions loaded from the cache, functions compiled) by this process, over every
-    kernel module and every family's copy of them (kernels/specialize.py)."""
-    from numba.core.dispatcher import Dispatcher
-    loaded = compiled = 0
-    for name, mod in list(sys.modules.items()):
-        if name.startswith("extoll_vec.kernels") and mod is not None:
-            for v in vars(mod).values():
-                if isinstance(v, Dispatcher) and v._cache.__class__.__name__ != "NullCache":
-                    loaded += sum(v._cache_hits.values())
-                    compiled += sum(v._cache_misses.values())
-    return loaded, compiled
 
 
 def _cache_root() -> Path:
@@ -110,7 +97,7 @@ def test_a_sweep_on_slurm_jobs_equals_the_local_clusters_store(slurm, tmp_path, 
         res = run_sweep(build_sweep(SPEC), tmp_path / "slurm.zarr", client, quiet=True,
                         on_batch=look, workers=JOBS)
         t.append(time.perf_counter())
-        cache_use = client.run(_kernel_cache_use)
+        use = client.run(cache_use)
         worker_env = client.run(lambda: tuple(os.environ.get(k) for k in (
             "SLURM_JOB_ID", "EXTOLL_VEC_CACHE_DIR", "EXTOLL_VEC_KERNELS")))
     assert res.complete and res.computed == 6 and not res.failed
@@ -121,8 +108,8 @@ def test_a_sweep_on_slurm_jobs_equals_the_local_clusters_store(slurm, tmp_path, 
     # kernel build, not the suite's EXTOLL_VEC_KERNELS)
     assert {env[1:] for env in worker_env.values()} == {(str(cache), None)}, worker_env
     # every worker ran batches, on kernels it loaded from the shared cache, compiling none
-    assert len(cache_use) == JOBS, cache_use
-    assert all(loaded > 0 and compiled == 0 for loaded, compiled in cache_use.values()), cache_use
+    assert len(use) == JOBS, use
+    assert all(loaded > 0 and compiled == 0 for loaded, compiled in use.values()), use
     # and the jobs end with the cluster
     gone = slurm.wait_until_no_jobs(timeout=60)
 
@@ -133,7 +120,7 @@ def test_a_sweep_on_slurm_jobs_equals_the_local_clusters_store(slurm, tmp_path, 
     t.append(time.perf_counter())
     dt = np.diff(t)
     print(f"SLURM jobs {sorted(submitted)} seen running in squeue during the sweep; (kernels "
-          f"loaded, compiled) per worker {sorted(cache_use.values())}; squeue empty {gone:.1f} s "
+          f"loaded, compiled) per worker {sorted(use.values())}; squeue empty {gone:.1f} s "
           f"after the close; seconds: compile {dt[0]:.1f}, jobs up {dt[1]:.1f}, sweep {dt[2]:.1f}, "
           f"the rest and the local run {dt[3]:.1f}")
     assert_same_store(tmp_path / "slurm.zarr", tmp_path / "local.zarr")

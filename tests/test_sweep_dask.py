@@ -18,6 +18,7 @@ from stores import assert_same_store
 from extoll_vec.cli import main
 from extoll_vec.sweep import build_sweep, open_sweep
 from extoll_vec.sweep.cluster import connect, load_cluster_spec
+from extoll_vec.warmup import cache_use
 from extoll_vec.sweep.runner import run_sweep
 from extoll_vec.sweep.store import read_completed
 
@@ -46,13 +47,6 @@ SLOW = {
     "axes": {"protocol.name": ["backpressure", "window"],
              "workload.iterations": [300, 350, 400, 450]},
 }
-
-
-@pytest.fixture(scope="module")
-def client2():
-    with connect(load_cluster_spec(workers=2), quiet=True) as client:
-        client.wait_for_workers(2)
-        yield client
 
 
 @pytest.fixture(scope="module")
@@ -271,18 +265,6 @@ def test_a_log_gets_progress_lines_while_a_long_batch_runs(client2):
     assert log.getvalue().count("0/1 points") >= 3
 
 
-def _kernel_compilations() -> int:
-    """Functions this process compiled rather than loaded from the cache, over every kernel."""
-    from numba.core.dispatcher import Dispatcher
-    n = 0
-    for name, mod in list(sys.modules.items()):
-        if name.startswith("extoll_vec.kernels") and mod is not None:
-            for v in vars(mod).values():
-                if isinstance(v, Dispatcher) and v._cache.__class__.__name__ != "NullCache":
-                    n += sum(v._cache_misses.values())
-    return n
-
-
 def test_workers_compile_nothing_after_extoll_vec_compile(tmp_path):
     """`extoll-vec compile` fills the cache the workers read: their batches only load."""
     family = "shared" if os.environ.get("EXTOLL_VEC_KERNELS") == "shared" else "extoll"
@@ -294,5 +276,6 @@ def test_workers_compile_nothing_after_extoll_vec_compile(tmp_path):
         client.wait_for_workers(2)
         res = run_sweep(build_sweep(SPEC), tmp_path / "s.zarr", client, quiet=True)
         assert res.complete and res.computed == 12
-        compiled = client.run(_kernel_compilations)
+        use = client.run(cache_use)
+    compiled = {w: c for w, (_, c) in use.items()}
     assert len(compiled) == 2 and set(compiled.values()) == {0}, compiled

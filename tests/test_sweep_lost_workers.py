@@ -16,7 +16,6 @@ import pytest
 from stores import assert_same_store
 
 from extoll_vec.sweep import build_sweep
-from extoll_vec.sweep.cluster import connect, load_cluster_spec
 from extoll_vec.sweep.runner import run_sweep
 from extoll_vec.sweep.store import read_completed
 
@@ -34,13 +33,6 @@ SPEC = {
 }
 KILL_SEED = 20260
 N = 40
-
-
-@pytest.fixture(scope="module")
-def client2():
-    with connect(load_cluster_spec(workers=2), quiet=True) as client:
-        client.wait_for_workers(2)
-        yield client
 
 
 def _busy_worker(client, rng, timeout: float = 30.0) -> str:

@@ -18,7 +18,6 @@ import yaml
 
 from extoll_vec.cli import main
 from extoll_vec.sweep import build_sweep, load_sweep, open_sweep
-from extoll_vec.sweep.cluster import connect, load_cluster_spec
 from extoll_vec.sweep.runner import run_sweep
 from extoll_vec.sweep.store import read_completed
 
@@ -63,13 +62,6 @@ def s3():
         fs.mkdir(BUCKET)
         yield fs
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def client2():
-    with connect(load_cluster_spec(workers=2), quiet=True) as client:
-        client.wait_for_workers(2)
-        yield client
 
 
 @pytest.fixture(scope="module")

@@ -41,17 +41,10 @@ def spec(name: str, sizes: list[int]) -> dict:
                      "workload.message_bytes": sizes}}
 
 
-def cache_use() -> tuple[str, int, int]:
+def job_cache_use() -> tuple[str, int, int]:
     """(SLURM job, kernel functions loaded from the cache, compiled) of this worker."""
-    from numba.core.dispatcher import Dispatcher
-    loaded = compiled = 0
-    for name, mod in list(sys.modules.items()):
-        if name.startswith("extoll_vec.kernels") and mod is not None:
-            for v in vars(mod).values():
-                if isinstance(v, Dispatcher) and v._cache.__class__.__name__ != "NullCache":
-                    loaded += sum(v._cache_hits.values())
-                    compiled += sum(v._cache_misses.values())
-    return os.environ.get("SLURM_JOB_ID"), loaded, compiled
+    from extoll_vec.warmup import cache_use
+    return (os.environ.get("SLURM_JOB_ID"), *cache_use())
 
 
 def main() -> None:
@@ -83,7 +76,7 @@ def measure(work: Path, cache: Path) -> None:
                       quiet=True)
             t1 = time.perf_counter()
             print(f"one job, cold cache: {t1 - t0:.1f} s; (job, loaded, compiled) "
-                  f"{sorted(client.run(cache_use).values())}", flush=True)
+                  f"{sorted(client.run(job_cache_use).values())}", flush=True)
             client.cluster.scale(jobs=2)
             client.wait_for_workers(2, timeout=120)
             t2 = time.perf_counter()
@@ -91,7 +84,7 @@ def measure(work: Path, cache: Path) -> None:
                       quiet=True, workers=2)
             t3 = time.perf_counter()
             print(f"second job joined in {t2 - t1:.1f} s, second sweep {t3 - t2:.1f} s; "
-                  f"(job, loaded, compiled) {sorted(client.run(cache_use).values())}; "
+                  f"(job, loaded, compiled) {sorted(client.run(job_cache_use).values())}; "
                   f"squeue {slurm.jobs()}", flush=True)
         print(f"squeue empty {slurm.wait_until_no_jobs():.1f} s after the close")
 
