@@ -326,11 +326,10 @@ def nic_drain(S, T, par, b, n, now):
             else:
                 src = S.pk[b, h].src
                 slot = S.pk[b, h].aux
-                j = rndv.on_data(S, T, par, b, r, src, slot, S.pk[b, h].aux2,
-                                 S.pk[b, h].pay, S.pk[b, h].last, now)
-                if j <= -2:                      # the first chunk: the send completes too
+                j, sent = rndv.on_data(S, T, par, b, r, src, slot, S.pk[b, h].aux2,
+                                       S.pk[b, h].pay, S.pk[b, h].last, now)
+                if sent:                         # the first chunk: the send completes too
                     complete_send(S, b, src, slot, now)
-                    j = -2 - j
                 if j >= 0:
                     complete_recv(S, b, r, j, 0, now)
         elif kind == PK_SYNTH:

@@ -135,31 +135,30 @@ def matched(S, par, b, r, j, src, slot, nbytes, now):
 @inner
 def on_data(S, T, par, b, r, src, slot, j, nbytes, last, now):
     """An RMA data packet of a chunked rendezvous (nbytes of it) reached rank r from src's send
-    slot; j: the receive, -1 for the first chunk (bounce buffer). Returns the receive to
-    complete (>= 0), -1 for none; for the first chunk's last packet -2 - (receive to complete
-    or -1) when the sender's send completes too."""
+    slot; j: the receive, -1 for the first chunk (bounce buffer). Returns (the receive to
+    complete, -1 for none; True if the sender's send completes too). The two are separate:
+    the first chunk can be the last of the send's bytes to arrive while the receive still
+    waits for chunks that left the sender after it."""
     if j < 0:
         if last == 0:
-            return -1
+            return -1, False
         jj = S.sd_rj[b, src, slot]
         if jj < 0:                                   # not matched yet: it waits in the buffer
             S.sd_bounce[b, src, slot] = RNDV_WAITING
-            return -1
+            return -1, False
         S.sd_bounce[b, src, slot] = RNDV_DONE
         S.sd_rj[b, src, slot] = -1
         S.rd_left[b, r, jj] -= min(par[b, P_CHUNK], S.rd_total[b, r, jj])
         out = jj if S.rd_left[b, r, jj] == 0 else -1
-        if S.sd_rma[b, src, slot] == 0:
-            return -2 - out
-        return out
+        return out, S.sd_rma[b, src, slot] == 0
     S.rd_left[b, r, j] -= nbytes
     if last == 1:                                    # a chunk is complete: trigger the next get
         this = _next_get(S, par, b, r, j)
         if this > 0:
             rq_push(S, b, T.rank_node[r], T.rank_node[src], src, r, this, slot, j, RQ_GET, now)
     if S.rd_left[b, r, j] == 0:
-        return j
-    return -1
+        return j, False
+    return -1, False
 
 
 @inner

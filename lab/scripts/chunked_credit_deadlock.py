@@ -1,8 +1,10 @@
-"""The chunked rendezvous under EXTOLL's credits deadlocks in an IMB Alltoall of 4 KB messages
+"""The chunked rendezvous under EXTOLL's credits deadlocked in an IMB Alltoall of 4 KB messages
 in 1 KB chunks at c = 30 (72-node Dragonfly, one rank per node, minimal routing, 2 VCs): every
 rank waits in its WAITALL with an empty mailbox and no packet in a router buffer. The same
 with 64 slots per process; not at c = 1, not with 16 KB messages in 4 KB chunks, not without
-credits (protocol none). Found while choosing portals_mpi_slow's message size; not fixed.
+credits (protocol none). Found while choosing portals_mpi_slow's message size. Fixed: the
+first chunk arriving after every other byte had left the sender lost its send's completion
+(lab/portals_mpi.md); every case now completes.
 
     python lab/scripts/chunked_credit_deadlock.py
 """
