@@ -163,10 +163,12 @@ class Batch:
                             "entries)", AUDIT_BYTES_PER_PAIR * pairs):
                 check_invariants(self, b)
 
-    def warm(self) -> None:
+    def warm(self, profiled: bool = False) -> None:
         """Load (or, on a cold Numba cache, compile) the kernels a run needs: every member is
-        advanced to cycle 0, which simulates nothing."""
-        self._advance(0, None, None)
+        advanced to cycle 0, which simulates nothing. profiled: those of run(profile=...)
+        instead, a separately compiled event loop."""
+        prof = np.zeros((len(self.S.now), D.N_PROF, 2), np.int64) if profiled else None
+        self._advance(0, prof, None)
 
     def _advance(self, t_stop: int, profile, pool) -> int:
         """One chunk: every member to t_stop; returns the members still running. With a pool,
