@@ -56,3 +56,26 @@ def client2():
     with connect(load_cluster_spec(workers=2), quiet=True) as client:
         client.wait_for_workers(2)
         yield client
+
+
+@pytest.fixture(scope="session")
+def target_cluster(tmp_path_factory):
+    """A cluster.yaml (kind address) naming one 2-worker LocalCluster, started as `tables
+    --workers 2` starts it, for every quick target a test process runs: each `tables` run
+    connects to it instead of starting its own cluster and loading the kernels on its workers
+    again. Starting a LocalCluster from the CLI is tested by test_sweep_dask.py."""
+    from extoll_vec.sweep.cluster import connect, load_cluster_spec
+    with connect(load_cluster_spec(workers=2), quiet=True) as client:
+        client.wait_for_workers(2)
+        path = tmp_path_factory.mktemp("cluster") / "cluster.yaml"
+        path.write_text(f"cluster:\n  kind: address\n  address: {client.scheduler.address}\n")
+        yield path
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory, target_cluster, request):
+    """A target test module's output directory, holding the cluster.yaml its targets run on
+    (test_extoll_targets.run_target)."""
+    d = tmp_path_factory.mktemp(request.module.__name__.removeprefix("test_"))
+    (d / "cluster.yaml").write_text(target_cluster.read_text())
+    return d

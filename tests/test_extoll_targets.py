@@ -20,13 +20,9 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 DOCS_QUICK = Path(__file__).resolve().parents[1] / "docs" / "data" / "quick"
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp("targets")
-
-
 def run_target(out, name: str) -> list[dict]:
-    rc = main(["tables", name, "--quick", "--out", str(out), "--workers", "2", "--quiet"])
+    rc = main(["tables", name, "--quick", "--out", str(out), "--cluster",
+               str(out / "cluster.yaml"), "--quiet"])
     assert rc == 0
     png = (out / f"{name}.png").read_bytes()
     assert png.startswith(PNG_MAGIC) and len(png) > 5000

@@ -23,11 +23,6 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "frontier.ipynb"
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp("frontier")
-
-
-@pytest.fixture(scope="module")
 def rows(out):
     rows = run_target(out, "families_frontier")
     for m in ("mesh", "dragonfly"):

@@ -10,11 +10,6 @@ from test_extoll_targets import finite, run_target
 pytestmark = pytest.mark.slow   # real clusters: the full suite only
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp("ib")
-
-
 def test_ib_latency(out):
     rows = run_target(out, "ib_latency")
     assert len(rows) == 3 * 3                         # schemes x sizes

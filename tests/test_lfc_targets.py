@@ -11,11 +11,6 @@ from test_extoll_targets import finite, run_target
 pytestmark = pytest.mark.slow   # real clusters: the full suite only
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp("lfc")
-
-
 def test_lfc_multicast(out):
     """Figure 4: the latency grows with the group (one tree level per doubling) and the
     message; the root's throughput falls with the group (its fan-out grows)."""

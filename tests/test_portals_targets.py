@@ -12,11 +12,6 @@ from test_extoll_targets import finite, run_target
 pytestmark = pytest.mark.slow   # real clusters: the full suite only
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp("portals")
-
-
 def _by(rows, *cols):
     return {tuple(r[c] for c in cols): r for r in rows}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 # Section 5.2, "Table 1: Example of values assigned to threshold depending on the exact formula
 # used". Columns: credit quota, credit slots, Equation 1, Formula (a),
 # Formula (b).
-TABLE1_WHERE = "section 5.2, Table 1 (seed lines 843-865)"
+TABLE1_WHERE = "section 5.2, Table 1"
 TABLE1_COLUMNS = ("credit_quota", "credit_slots", "eq1", "formula_a", "formula_b")
 TABLE1 = (
     (100, 1, 51, 101, 100),
@@ -30,7 +30,7 @@ TABLE1 = (
 # by the authors from the measured Figure 6(b) (alltoall, 1024 processes, 2 KB).
 # credit slots -> (receive buffer, data region, credit region), slots per process. The 1-slot row
 # is printed "Unknown; >> 64 slots ? ?": None here.
-TABLE2_WHERE = "section 5.3, Table 2 (seed lines 1218-1234), measured from Figure 6(b)"
+TABLE2_WHERE = "section 5.3, Table 2, measured from Figure 6(b)"
 TABLE2 = {
     1: None,
     2: (57, 55, 2),
@@ -42,12 +42,12 @@ TABLE2_ROW1_TEXT = "Unknown; >> 64 slots"
 
 # Section 5.3 text before Table 2: receive buffer at which the overhead of
 # Figure 6(b) starts decreasing, per credit slots.
-OVERHEAD_DROP_WHERE = "section 5.3 text on Figure 6(b) (seed lines 1209-1211)"
+OVERHEAD_DROP_WHERE = "section 5.3 text on Figure 6(b)"
 OVERHEAD_DROP = {1: 38, 2: 39, 3: 40, 4: 41, 5: 42}
 
 # Section 7.5, "Table 3: Total memory consumption, in MB, per receiver",
 # computed by the authors with Eq. 8. Processes as printed ("1K" ... "256K"), values as printed.
-TABLE3_WHERE = "section 7.5, Table 3 (seed lines 3106-3112), from Eq. 8"
+TABLE3_WHERE = "section 7.5, Table 3, from Eq. 8"
 TABLE3_PROCESSES = ("1K", "4K", "16K", "64K", "256K")
 TABLE3_STATIC_MB = ("4", "16", "64", "256", "1024")
 TABLE3_DYNAMIC_MB = ("1.14", "4.6", "18.3", "73.3", "293.5")
