@@ -1,4 +1,5 @@
-"""FECN/BECN congestion notification exactly as Schneider et al. implement it in Booksim (sec. 4.1).
+"""FECN/BECN congestion notification as Schneider et al. describe their Booksim version (sec. 4.1;
+their code is not published: where the text is silent, the choices below are this model's).
 
 - Marking (router_on_forward): a packet leaving an output whose remote queue (the downstream
   input buffer of its VC, or the NIC's ejection buffer on a terminal port) is more than
