@@ -34,7 +34,8 @@ from collections import defaultdict
 import numpy as np
 
 from ..config import HostConfig, MpiConfig, ProtocolConfig
-from .extoll.common import completed, configs, figure, ratio_se_pct, write_outputs
+from .extoll.common import (completed, completed_configs, configs, figure, ratio_se_pct,
+                            write_outputs)
 from .infiniband.nas import span_us
 from .registry import Needs, Table, target
 
@@ -146,7 +147,7 @@ class FamiliesAndReferences(Needs):
                "none, rendezvous get: the families_frontier sweep)"
 
     def missing(self, ds) -> str | None:
-        cfgs = configs(completed(ds)) if ds.sizes.get("point", 0) else []
+        cfgs = completed_configs(ds)
         refs = {reference_key(c) for c in cfgs if family(c) is None and c.protocol.name == "none"}
         if not refs:
             return "no completed reference point"

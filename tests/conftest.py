@@ -65,11 +65,10 @@ def target_cluster(tmp_path_factory):
     connects to it instead of starting its own cluster and loading the kernels on its workers
     again. Starting a LocalCluster from the CLI is tested by test_sweep_dask.py."""
     from extoll_vec.sweep.cluster import connect, load_cluster_spec
+    from stores import address_cluster
     with connect(load_cluster_spec(workers=2), quiet=True) as client:
         client.wait_for_workers(2)
-        path = tmp_path_factory.mktemp("cluster") / "cluster.yaml"
-        path.write_text(f"cluster:\n  kind: address\n  address: {client.scheduler.address}\n")
-        yield path
+        yield address_cluster(tmp_path_factory.mktemp("cluster") / "cluster.yaml", client)
 
 
 @pytest.fixture(scope="module")

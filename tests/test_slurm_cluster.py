@@ -16,7 +16,7 @@ from pathlib import Path
 import cloudpickle
 import numpy as np
 import pytest
-from stores import assert_same_store
+from stores import TINY_SWEEP, assert_same_store
 import yaml
 
 import slurm_cluster
@@ -29,15 +29,7 @@ pytestmark = pytest.mark.slow   # daemons and a Dask cluster: the full suite onl
 
 # three flow-control settings x two message sizes of the tiny alltoall: six points, of the
 # one protocol family the compile step builds
-SPEC = {
-    "name": "slurm-test",
-    "base": {"example": "tiny", "protocol": {"window": 8, "threshold": 4}},
-    "axes": {
-        "fc": {"zip": {"protocol.name": ["none", "backpressure", "window"],
-                       "protocol.mailbox_slots": [0, 512, 64]}},
-        "workload.message_bytes": [512, 2048],
-    },
-}
+SPEC = {"name": "slurm-test", **TINY_SWEEP}
 JOBS = 2
 # the jobs' workers cannot import this module (tests/ is not on their path): the functions
 # they run (client.run) travel by value

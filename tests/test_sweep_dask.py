@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from stores import assert_same_store
+from stores import TINY_SWEEP, assert_same_store, interrupted_sweep
 
 from extoll_vec.cli import main
 from extoll_vec.sweep import build_sweep, open_sweep
@@ -27,17 +27,7 @@ pytestmark = pytest.mark.slow   # real clusters or whole targets: the full suite
 ROOT = Path(__file__).resolve().parents[1]
 
 # every protocol, two message sizes, two seeds: 12 points of the tiny alltoall
-SPEC = {
-    "name": "dask-test",
-    "base": {"example": "tiny", "protocol": {"window": 8, "threshold": 4}},
-    "axes": {
-        "fc": {"zip": {"protocol.name": ["none", "backpressure", "window"],
-                       "protocol.mailbox_slots": [0, 512, 64]}},
-        "workload.message_bytes": [512, 2048],
-    },
-    "repeat": 2,
-}
-# slower points (about 0.2 s each) so that a kill or an interrupt lands mid-sweep
+SPEC = {"name": "dask-test", **TINY_SWEEP, "repeat": 2}
 # About 2 s a point: after the first point is stored, the other seven keep two workers busy for
 # several seconds, long enough for an interrupt to land mid-sweep (with 0.3 s points a fresh
 # clone once finished all eight before the SIGINT arrived).
@@ -93,17 +83,8 @@ def test_one_worker_gives_a_bit_identical_store(reference, tmp_path):
 def test_interrupt_then_resume_computes_only_the_missing_points(reference, tmp_path, client2):
     path = tmp_path / "int.zarr"
     sw = build_sweep(SPEC)
-
-    def interrupt(points, result):
-        if result.computed >= 3:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run_sweep(sw, path, client2, quiet=True, max_batch=1, on_batch=interrupt)
-    stored = int(read_completed(path).sum())
+    stored = interrupted_sweep(sw, path, client2)
     assert 3 <= stored < 12
-    ds = open_sweep(path, completed_only=True)         # a valid store with the finished points
-    assert ds.sizes["point"] == stored and not np.isnan(ds.exec_time_us.values).any()
     res = run_sweep(sw, path, client2, quiet=True)
     assert (res.already, res.computed) == (stored, 12 - stored)
     assert_same_store(reference, path)

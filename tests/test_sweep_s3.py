@@ -11,13 +11,12 @@ import socket
 import subprocess
 import sys
 
-import numpy as np
 import pytest
-from stores import assert_same_store
+from stores import address_cluster, assert_same_store, interrupted_sweep
 import yaml
 
 from extoll_vec.cli import main
-from extoll_vec.sweep import build_sweep, load_sweep, open_sweep
+from extoll_vec.sweep import build_sweep, load_sweep
 from extoll_vec.sweep.runner import run_sweep
 from extoll_vec.sweep.store import read_completed
 
@@ -100,23 +99,13 @@ def test_sweep_into_object_storage_equals_a_local_store(full, local, s3):
 def test_interrupted_sweep_resumes_on_object_storage(local, s3, client2, tmp_path, capsys):
     url = f"s3://{BUCKET}/interrupted.zarr"
     sw = build_sweep(SPEC)
-
-    def interrupt(points, result):     # as a Ctrl-C after the third stored point
-        if result.computed >= 3:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run_sweep(sw, url, client2, quiet=True, max_batch=1, on_batch=interrupt)
-    stored = int(read_completed(url).sum())
+    stored = interrupted_sweep(sw, url, client2)
     assert 3 <= stored < 8
-    part = open_sweep(url, completed_only=True)        # a valid store of the finished points
-    assert part.sizes["point"] == stored and not np.isnan(part.exec_time_us.values).any()
     # resumed through the command line, the user's way, on the running scheduler's workers
     spec = tmp_path / "s3-test.yaml"
     spec.write_text(yaml.safe_dump(SPEC, sort_keys=False))
     assert load_sweep(spec).fingerprint == sw.fingerprint
-    cluster = tmp_path / "cluster.yaml"
-    cluster.write_text(f"cluster:\n  kind: address\n  address: {client2.scheduler.address}\n")
+    cluster = address_cluster(tmp_path / "cluster.yaml", client2)
     capsys.readouterr()
     assert main(["sweep", str(spec), "-o", url, "--cluster", str(cluster),
                  "--batch-size", "1"]) == 0

@@ -100,6 +100,12 @@ def configs(ds) -> list[RunConfig]:
     return [from_dict(d) for d in every]
 
 
+def completed_configs(ds) -> list[RunConfig]:
+    """The RunConfig of every completed point of a store, [] for a store without points (what
+    a target's Needs.missing reads)."""
+    return configs(completed(ds)) if ds.sizes.get("point", 0) else []
+
+
 def measured_us(ds, i: int, cfg: RunConfig) -> float:
     """The time the paper reports for point i (module docstring)."""
     marks = ds.mark_time_us.values[i]

@@ -16,7 +16,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..extoll.common import completed, configs, figure, write_outputs
+from ..extoll.common import completed, completed_configs, configs, figure, write_outputs
 from .nas import span_us
 from ..registry import Needs, Table, target
 
@@ -70,7 +70,7 @@ class FamilyReferences(Needs):
                "buffers: the ib_families sweep)"
 
     def missing(self, ds) -> str | None:
-        cfgs = configs(completed(ds)) if ds.sizes.get("point", 0) else []
+        cfgs = completed_configs(ds)
         have = {_family(c) for c in cfgs if _is_reference(c)}
         lack = [f for f in ("EXTOLL", "IB") if f not in have]
         return f"no completed reference point of {' or '.join(lack)}" if lack else None

@@ -17,7 +17,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..extoll.common import completed, configs, figure, write_outputs
+from ..extoll.common import completed, completed_configs, configs, figure, write_outputs
 from ..registry import Needs, Table, target
 
 SCHEMES = ("ib_hardware", "ib_static", "ib_dynamic")
@@ -35,7 +35,7 @@ class IbPoints(Needs):
         return f"completed {self.kind} points of the IB schemes (an ib_{self.kind} sweep)"
 
     def missing(self, ds) -> str | None:
-        cfgs = configs(completed(ds)) if ds.sizes.get("point", 0) else []
+        cfgs = completed_configs(ds)
         if not any(c.workload.kind == self.kind and c.protocol.name in SCHEMES for c in cfgs):
             return f"no completed {self.kind} point of an IB scheme"
         return None

@@ -21,7 +21,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..extoll.common import completed, configs, figure, ratio_se_pct, write_outputs
+from ..extoll.common import (completed, completed_configs, configs, figure, ratio_se_pct,
+                             write_outputs)
 from .micro import LABEL, SCHEMES
 from ..registry import Needs, Table, target
 
@@ -50,7 +51,7 @@ class NasPoints(Needs):
         return "completed NAS skeleton points of the IB schemes (the ib_nas sweep)"
 
     def missing(self, ds) -> str | None:
-        cfgs = configs(completed(ds)) if ds.sizes.get("point", 0) else []
+        cfgs = completed_configs(ds)
         if not any(c.workload.kind == "nas" and c.protocol.name in SCHEMES
                    and self.scheme in (None, c.protocol.name)
                    and self.prepost in (None, c.protocol.prepost) for c in cfgs):

@@ -24,7 +24,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..extoll.common import completed, configs, figure, write_outputs
+from ..extoll.common import completed, completed_configs, configs, figure, write_outputs
 from ..registry import Needs, Table, target
 
 # Section 5.1 (Figure 4): multicast latency (us) and peak blast throughput (MB/s), 4 and 61 nodes
@@ -45,7 +45,7 @@ class LfcPoints(Needs):
         return "completed LFC multicast benchmark points (an lfc_* sweep)"
 
     def missing(self, ds) -> str | None:
-        cfgs = configs(completed(ds)) if ds.sizes.get("point", 0) else []
+        cfgs = completed_configs(ds)
         if not any(c.protocol.name == "lfc" and c.workload.kind in KINDS for c in cfgs):
             return "no completed LFC multicast benchmark point"
         return None

@@ -24,7 +24,7 @@ import numpy as np
 
 from ...config import ProtocolConfig
 from ...protocols.portals.fecn import AGGRESSIVE
-from ..extoll.common import completed, configs, figure, write_outputs
+from ..extoll.common import completed, completed_configs, configs, figure, write_outputs
 from ..registry import Needs, Table, target
 
 FACTORS = (2.0, 4.0, 8.0)
@@ -44,7 +44,7 @@ class PairwisePoints(Needs):
                 "(a portals_* sweep)")
 
     def missing(self, ds) -> str | None:
-        cfgs = configs(completed(ds)) if ds.sizes.get("point", 0) else []
+        cfgs = completed_configs(ds)
         if not any(c.workload.kind == "pairwise" for c in cfgs):
             return "no completed pairwise-traffic point"
         if not any(c.protocol.name in self.protocols for c in cfgs):
