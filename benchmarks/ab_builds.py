@@ -20,6 +20,7 @@ import json
 import statistics as st
 import subprocess
 import sys
+import tempfile
 
 from record import add_option, save
 
@@ -69,14 +70,17 @@ def build_commit(python: str) -> str:
 
 
 def run_pair(pythons, cores, args):
+    # run outside any checkout: `python -c` puts the working directory first on sys.path, and
+    # from the other build's checkout a child would import that build's package
     procs = [subprocess.Popen(["taskset", "-c", str(core), py, "-c", CHILD, *args],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=tempfile.gettempdir())
              for py, core in zip(pythons, cores)]
     out = []
-    for p in procs:
+    for p, py in zip(procs, pythons):
         so, se = p.communicate()
         if p.returncode:
-            sys.exit(f"a run failed:\n{se[-2000:]}")
+            sys.exit(f"a run of {py} failed (exit {p.returncode}):\n{se[-2000:]}")
         out.append(json.loads(so.strip().splitlines()[-1]))
     return out
 

@@ -12,8 +12,8 @@ without convergence (a fixed length, so that the cases are comparable). The targ
 1,000 simulated cycles per second in at most 2 GB (Booksim2: 12-27 cycles per second).
 --windows also prints the accepted throughput of each 1000-cycle window (how fast the
 congestion tree of the slow receivers builds up: what sample_cycles and warm-up must cover).
---profile times every event by kind (profile_events.py's table; a separately compiled,
-slower kernel). --perms N then runs every case on N more random permutations (seeds 1000..)
+--profile times every event by kind (profile_events.py's table; the same build, slower for
+the timing). --perms N then runs every case on N more random permutations (seeds 1000..)
 and counts those that end without an error (the kernels' overflow and deadlock flags, the
 engine's audits: packets made = taken out + alive, the protocol's credits).
 """
@@ -52,7 +52,6 @@ def config(args, case):
 def one(args) -> None:
     """In a subprocess: build and run one case, print one JSON line."""
     from extoll_vec.engine import Batch
-    from extoll_vec.kernels import sim
     from extoll_vec.engine.sizing import estimate_parts
     cfg = config(args, args.one)
     parts, sizes = estimate_parts([cfg])
@@ -65,7 +64,7 @@ def one(args) -> None:
     if args.windows:
         n = cfg.n_nodes
         for t in range(1000, args.cycles + 1, 1000):
-            sim.advance(S, batch.T, batch.par, batch.ops, t, None, 0, 1)
+            batch.advance_to(t)
             flits = int(S.syn[0, 1])     # data flits accepted since cycle 0 (SY_ACCEPTED)
             windows.append(round((flits - last) / (1000 * n), 4))
             last = flits

@@ -1,7 +1,7 @@
 """Where the simulator's time goes, by event kind: the alltoall-1024 run of bench_flow_control.py
 (reference, static and dynamic flow control), with every event timed by the CPU's time-stamp
-counter (Batch.run(profile=...): a separately compiled kernel; the timer itself slows the run,
-so compare rows, not wall times with bench_flow_control.py).
+counter (Batch.run(profile=...): the same build, timing each event; the timer itself slows the
+run, so compare rows, not wall times with bench_flow_control.py).
 
     python benchmarks/profile_events.py            # alltoall-1024, 64 slots per process
     python benchmarks/profile_events.py --quick    # alltoall-256

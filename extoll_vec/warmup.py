@@ -64,24 +64,23 @@ def cache_use() -> tuple[int, int]:
     return loaded, compiled
 
 
-def compile_family(family: str, profiled: bool = False) -> float:
+def compile_family(family: str) -> float:
     """Compile (or load from the cache) the build `family` runs on (under the kernel policy,
-    EXTOLL_VEC_KERNELS), or with `shared` the one build for all protocols; profiled: its event
-    loop that times every event (Batch.run(profile=...)) instead. Returns the seconds it
-    took."""
+    EXTOLL_VEC_KERNELS), or with `shared` the one build for all protocols; profiled runs
+    (Batch.run(profile=...)) use the same build. Returns the seconds it took."""
     from .engine import Batch
     if family == "shared":
         saved = os.environ.get("EXTOLL_VEC_KERNELS")
         os.environ["EXTOLL_VEC_KERNELS"] = "shared"   # any family's batch then runs it
         try:
-            return compile_family(next(iter(families())), profiled)
+            return compile_family(next(iter(families())))
         finally:
             if saved is None:
                 del os.environ["EXTOLL_VEC_KERNELS"]
             else:
                 os.environ["EXTOLL_VEC_KERNELS"] = saved
     t0 = time.perf_counter()
-    Batch([smallest_config(family)]).warm(profiled)
+    Batch([smallest_config(family)]).warm()
     return time.perf_counter() - t0
 
 
@@ -95,12 +94,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                    help="builds compiled at once, each in a process of its own (default: one "
                         "per core; each takes up to about 1 GB)")
-    p.add_argument("--profiled", action="store_true",
-                   help="build the event loop that times every event instead "
-                        "(benchmarks/profile_events.py; Batch.run(profile=...))")
 
 
-def _compile_apart(wanted: list[str], jobs: int, profiled: bool) -> None:
+def _compile_apart(wanted: list[str], jobs: int) -> None:
     """Each build in a process of its own, `jobs` at once; a line per build as it ends."""
     waiting, running = list(wanted), {}
     while waiting or running:
@@ -108,8 +104,7 @@ def _compile_apart(wanted: list[str], jobs: int, profiled: bool) -> None:
             f = waiting.pop(0)
             err = tempfile.TemporaryFile("w+")     # a pipe could fill while nobody reads it
             running[f] = (time.perf_counter(), err, subprocess.Popen(
-                [sys.executable, "-m", "extoll_vec.cli", "compile", "--family", f, "--jobs", "1",
-                 *(["--profiled"] if profiled else [])],
+                [sys.executable, "-m", "extoll_vec.cli", "compile", "--family", f, "--jobs", "1"],
                 stdout=subprocess.DEVNULL, stderr=err))
         time.sleep(0.2)
         for f, (t0, err, proc) in list(running.items()):
@@ -141,10 +136,10 @@ def _run(args: argparse.Namespace) -> int:
     print(f"cache {CACHE_DIR}", flush=True)
     t0 = time.perf_counter()
     if args.jobs > 1 and len(wanted) > 1:
-        _compile_apart(wanted, args.jobs, args.profiled)
+        _compile_apart(wanted, args.jobs)
     else:
         for f in wanted:
-            print(f"{f:<12} {compile_family(f, args.profiled):7.1f} s", flush=True)
+            print(f"{f:<12} {compile_family(f):7.1f} s", flush=True)
     if len(wanted) > 1:
         print(f"{len(wanted)} builds in {time.perf_counter() - t0:.1f} s", flush=True)
     return 0

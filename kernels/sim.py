@@ -110,19 +110,20 @@ def _cycle_counter(typingctx):
 
 
 @inner
-def _profiled_dispatch(S, T, par, ops, b, k, a, bb, c, now, prof):
-    """_dispatch, timed: prof[b, kind] += (events, time-stamp cycles). A rank's turn is filed
-    by what it did (dtypes.PROF_RANK_*), since a retrieval and an idle poll cost unequal."""
+def _rank_marks(S, b, a):
+    """What a rank's turn is filed by in a profile: its mailbox count and its sends so far."""
+    return S.mb_cnt[b, a], S.st_sent[b, a, 0] + S.st_sent[b, a, 1] + S.st_sent[b, a, 2]
+
+
+@inner
+def _profile_event(S, prof, b, k, a, mb, sent, dt):
+    """prof[b, kind] += (1 event, dt time-stamp cycles). A rank's turn is filed by what it did
+    (dtypes.PROF_RANK_*), since a retrieval and an idle poll cost unequal."""
     if k == EV_RANK:
-        mb = S.mb_cnt[b, a]
-        sent = S.st_sent[b, a, 0] + S.st_sent[b, a, 1] + S.st_sent[b, a, 2]
-    t0 = _cycle_counter()
-    _dispatch(S, T, par, ops, b, k, a, bb, c, now)
-    dt = _cycle_counter() - t0
-    if k == EV_RANK:
-        if S.mb_cnt[b, a] < mb:
+        now_mb, now_sent = _rank_marks(S, b, a)
+        if now_mb < mb:
             k = PROF_RANK_RETRIEVE
-        elif S.st_sent[b, a, 0] + S.st_sent[b, a, 1] + S.st_sent[b, a, 2] > sent:
+        elif now_sent > sent:
             k = PROF_RANK_WRITE
         elif S.rk_run[b, a] == 0:
             k = PROF_RANK_IDLE
@@ -144,12 +145,14 @@ def _member_finished(S, par, b):
 @entry
 def advance(state, topo, par, ops, t_stop, prof, lo, hi):
     """Run every unfinished, error-free member b in lo <= b < hi until t_stop or completion.
-    Returns the number of those members still running. prof: None (Numba compiles the branch
-    away), or int64 [B, N_PROF, 2] accumulating events and time-stamp cycles per event kind
-    (benchmarks/profile_events.py). A call writes only rows lo..hi-1 of S and prof (T, par and
-    ops are read-only), so calls on disjoint ranges may run at once on threads (nogil;
-    engine/batch.py, docs/design.md)."""
+    Returns the number of those members still running. prof: int64 [B, N_PROF, 2] accumulating
+    events and time-stamp cycles per event kind (benchmarks/profile_events.py), or of length 0
+    for no profile: one compiled loop serves both, the timing behind a branch on it (a loop
+    compiled apart for profiles cost as much compile time again as the build). A call writes
+    only rows lo..hi-1 of S and prof (T, par and ops are read-only), so calls on disjoint
+    ranges may run at once on threads (nogil; engine/batch.py, docs/design.md)."""
     S, T = by_ref(state), by_ref(topo)   # the kernels take the tuples by reference (byref.py)
+    timed = prof.shape[0] != 0
     running = 0
     for b in range(lo, hi):
         if S.finished[b] != 0 or S.status[b] != 0:
@@ -187,10 +190,14 @@ def advance(state, topo, par, ops, t_stop, prof, lo, hi):
                 c = S.ev_c[b, e]
                 release(S, b, e)
                 S.events[b] += 1
-                if prof is None:
-                    _dispatch(S, T, par, ops, b, k, a, bb, c, t)
-                else:
-                    _profiled_dispatch(S, T, par, ops, b, k, a, bb, c, t, prof)
+                mb, sent, t0 = 0, 0, 0   # (_dispatch inlined once: its size is the compile time)
+                if timed:
+                    if k == EV_RANK:
+                        mb, sent = _rank_marks(S, b, a)
+                    t0 = _cycle_counter()
+                _dispatch(S, T, par, ops, b, k, a, bb, c, t)
+                if timed:
+                    _profile_event(S, prof, b, k, a, mb, sent, _cycle_counter() - t0)
             if S.status[b] != 0:
                 break
     return running

@@ -31,12 +31,11 @@ def pytest_configure(config):
     if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
         return
     t0 = time.perf_counter()
-    # the suite's build, its profiled event loop (two tests' Batch.run(profile=...)) and
-    # test_kernel_families' build, one process each, at once
+    # the suite's build and test_kernel_families' build, one process each, at once
     builds = [subprocess.Popen([sys.executable, "-m", "extoll_vec.cli", "compile", "--family",
-                                *family], env=dict(os.environ, EXTOLL_VEC_KERNELS="family"),
+                                family], env=dict(os.environ, EXTOLL_VEC_KERNELS="family"),
                                stdout=subprocess.DEVNULL)
-              for family in (["shared"], ["shared", "--profiled"], ["extoll"])]
+              for family in ("shared", "extoll")]
     if any([p.wait() for p in builds]):
         raise pytest.UsageError("extoll-vec compile failed (its error is above)")
     config.stash[_COMPILED] = time.perf_counter() - t0

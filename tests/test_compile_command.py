@@ -31,20 +31,22 @@ def test_a_job_count_below_one_is_refused_in_one_line(capsys):
     assert err.count("\n") == 0 and "--jobs" in err and ">= 1" in err
 
 
-def test_the_profiled_event_loop_is_built_ahead_too(capsys):
-    """--profiled builds what Batch.run(profile=...) runs (benchmarks/profile_events.py), a
-    separately compiled event loop: a profiled run after it compiles nothing."""
+def test_a_build_serves_profiled_runs_too(capsys):
+    """Batch.run(profile=...) (benchmarks/profile_events.py) runs the build `compile` made: a
+    profiled run after it compiles nothing, and the event loop has one signature."""
     import numpy as np
 
     from extoll_vec import dtypes
     from extoll_vec.engine import Batch
     from extoll_vec.examples import get_example
     from numba import types
-    assert main(["compile", "--family", "shared", "--profiled"]) == 0
+    assert main(["compile", "--family", "shared"]) == 0
     assert "shared" in capsys.readouterr().out
     batch = Batch([get_example("tiny")])
-    # advance(state, topo, par, ops, t_stop, prof, lo, hi): a loop with prof an array is in
-    assert any(isinstance(sig[5], types.Array) for sig in batch.sim.advance.signatures)
     compiled = warmup.cache_use()[1]
     batch.run(profile=np.zeros((1, dtypes.N_PROF, 2), np.int64))
+    batch.run()
     assert warmup.cache_use()[1] == compiled
+    # advance(state, topo, par, ops, t_stop, prof, lo, hi): prof an array in either case
+    sigs = batch.sim.advance.signatures
+    assert len(sigs) == 1 and isinstance(sigs[0][5], types.Array)

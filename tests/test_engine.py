@@ -224,8 +224,9 @@ def test_kernel_calls_release_the_gil():
 
 
 def test_profiled_run_times_every_event_and_changes_no_result():
-    """Batch.run(profile=...) (benchmarks/profile_events.py) runs its own compiled kernel: it
-    must file every event under one kind and leave the simulation bit-identical."""
+    """Batch.run(profile=...) (benchmarks/profile_events.py) times every event in the same
+    compiled loop: it must file every event under one kind and leave the simulation
+    bit-identical."""
     cfg = get_example("tiny").replace(**{"protocol.name": "dynamic", "protocol.credit_slots": 2,
                                          "protocol.mailbox_slots": 16 * 16})
     plain, timed = Batch([cfg]), Batch([cfg])

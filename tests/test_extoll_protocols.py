@@ -18,7 +18,6 @@ from extoll_vec.config import IMB_BENCHMARKS, from_dict
 from extoll_vec.engine import Batch, run_batch, simulate
 from extoll_vec.errors import ConfigError
 from extoll_vec.kernels import fc_fields as F
-from extoll_vec.kernels import sim
 from extoll_vec.protocols.audit import audit_args, dense_fc
 from extoll_vec.protocols.extoll import params as XP
 from extoll_vec.protocols.extoll.audit import credit_problems, quiescent_problems
@@ -389,7 +388,7 @@ def run_audited(cfg, prog, chunk: int):
     t = 0
     while True:
         t += chunk
-        running = sim.advance(b.S, b.T, b.par, b.ops, t, None, 0, b.S.now.shape[0])
+        running = b.advance_to(t)
         assert b.S.status[0] == 0, (int(b.S.status[0]), b.S.err_info[0].tolist())
         problems = credit_problems(*audit_args(b.S, 0), b.S.fcr[0], b.par[0])
         assert not problems, problems

@@ -4,7 +4,6 @@ credits are conserved (the audit, with a negative control), credits go back pigg
 pairwise traffic and in credit packets otherwise, and the validation."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from extoll_vec.config import from_dict
@@ -76,14 +75,13 @@ def test_the_pool_counts_credit_packets_by_credits_not_by_flits():
     and the pool still holds at saturation with credit packets everywhere (permutation
     traffic: none piggybacked)."""
     from extoll_vec.engine.sizing import least_packet_flits, proto_packets
-    from extoll_vec.kernels import sim
     c = cfg(64, kind="permutation")
     assert least_packet_flits(c) == 16 and proto_packets(c) == 72 * 64
     batch = Batch([c])
     S, t, peak = batch.S, 0, 0
     while t < 4000:
         t += 25
-        sim.advance(S, batch.T, batch.par, batch.ops, t, None, 0, 1)
+        batch.advance_to(t)
         assert S.status[0] == 0
         peak = max(peak, int(S.pk_meta[0, 1]))
     assert peak <= batch.sizes["NPK"] - 1024

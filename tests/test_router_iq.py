@@ -17,7 +17,6 @@ from extoll_vec.engine.batch import Batch, simulate
 from extoll_vec.engine.sizing import estimate_parts, least_packet_flits, topology_shape
 from extoll_vec.errors import ConfigError
 from extoll_vec.examples import get_example
-from extoll_vec.kernels import sim
 from extoll_vec.kernels.nic import SY_LAT_CNT, SY_LAT_SUM, SY_MADE
 
 
@@ -167,7 +166,7 @@ def test_buffers_never_above_capacity_and_packets_conserved(router):
     cap = cfg.network.buffer_flits
     while t < 3000:
         t += 50
-        sim.advance(S, batch.T, batch.par, batch.ops, t, None, 0, S.now.shape[0])
+        batch.advance_to(t)
         assert S.status[0] == 0
         assert S.ib_flits[0].max() <= cap and S.ib_cnt[0].min() >= 0
         if router == "iq":
@@ -250,7 +249,7 @@ def test_pools_never_run_out_with_the_least_packets_at_saturation(router):
     S, t, peak_pk, peak_ev = batch.S, 0, 0, 0
     while t < 4000:
         t += 25
-        sim.advance(S, batch.T, batch.par, batch.ops, t, None, 0, S.now.shape[0])
+        batch.advance_to(t)
         assert S.status[0] == 0, D.ERR_NAMES.get(int(S.status[0]))
         peak_pk = max(peak_pk, int(S.pk_meta[0, 1]))
         peak_ev = max(peak_ev, int(S.ev_meta[0, 3]))

@@ -29,6 +29,9 @@ from .sizing import (AUDIT_BYTES_PER_PAIR, ProgramFigures, allocating, batch_key
                      check_widths, human_bytes, mailbox_capacity,
                      ring_slots, shape_key, state_sizes)
 
+# what advance is given for "no profile" (kernels/sim.py: one compiled loop for both)
+NO_PROFILE = np.zeros((0, D.N_PROF, 2), np.int64)
+
 
 class Batch:
     """The arrays of one batch: topology (shared), programs and parameters (per member), state."""
@@ -115,9 +118,9 @@ class Batch:
     def run(self, progress: Callable[[float], None] | None = None,
             profile: np.ndarray | None = None, threads: int = 1) -> None:
         """Advance every member to completion. profile: int64 [B, dtypes.N_PROF, 2] to
-        accumulate events and time-stamp cycles per event kind (a separately compiled,
-        slower kernel; benchmarks/profile_events.py), or None. threads: members advanced at
-        once (config.check_threads); the results are bit-identical for any count."""
+        accumulate events and time-stamp cycles per event kind (the same compiled kernel,
+        timing each event: slower; benchmarks/profile_events.py), or None. threads: members
+        advanced at once (config.check_threads); the results are bit-identical for any count."""
         check_threads(threads, "threads")
         chunk = min(c.limits.chunk_cycles for c in self.configs)
         every = stall.interval(self.configs)
@@ -163,12 +166,16 @@ class Batch:
                             "entries)", AUDIT_BYTES_PER_PAIR * pairs):
                 check_invariants(self, b)
 
-    def warm(self, profiled: bool = False) -> None:
-        """Load (or, on a cold Numba cache, compile) the kernels a run needs: every member is
-        advanced to cycle 0, which simulates nothing. profiled: those of run(profile=...)
-        instead, a separately compiled event loop."""
-        prof = np.zeros((len(self.S.now), D.N_PROF, 2), np.int64) if profiled else None
-        self._advance(0, prof, None)
+    def warm(self) -> None:
+        """Load (or, on a cold Numba cache, compile) the kernels a run needs, with or without
+        a profile: every member is advanced to cycle 0, which simulates nothing."""
+        self._advance(0, None, None)
+
+    def advance_to(self, t_stop: int) -> int:
+        """Advance every unfinished member to cycle t_stop (or its end); returns the members
+        still running. For a caller that reads the state between chunks (an audit, a probe's
+        time series); run() adds the chunking, progress, threads and the invariant checks."""
+        return self._advance(t_stop, None, None)
 
     def _advance(self, t_stop: int, profile, pool) -> int:
         """One chunk: every member to t_stop; returns the members still running. With a pool,
@@ -179,12 +186,14 @@ class Batch:
         only), so which thread runs a member, and when, cannot change a bit of it
         (docs/design.md)."""
         S = self.S
+        if profile is None:
+            profile = NO_PROFILE
         if pool is None:
             return self.sim.advance(S, self.T, self.par, self.ops, t_stop, profile, 0, len(S.now))
         active = [b for b in range(len(S.now)) if S.finished[b] == 0 and S.status[b] == 0]
         calls = [pool.submit(self.sim.advance, self._member_state(b), self.T,
                              self.par[b:b + 1], self.ops[b:b + 1], t_stop,
-                             None if profile is None else profile[b:b + 1], 0, 1)
+                             profile[b:b + 1] if len(profile) else profile, 0, 1)
                  for b in active]
         running = sum(f.result() for f in calls)
         for b in active:            # the private rows back into S (status, finished, ...)

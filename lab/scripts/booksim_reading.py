@@ -37,7 +37,7 @@ for share in a.shares:
     batch = Batch([cfg])
     acc = []
     for t in range(STEP, a.cycles + 1, STEP):
-        batch.sim.advance(batch.S, batch.T, batch.par, batch.ops, t, None, 0, 1)
+        batch.advance_to(t)
         acc.append(int(batch.S.syn[0, 1]))      # data flits accepted since cycle 0 (SY_ACCEPTED)
     acc = np.array(acc)
     n = cfg.topology.n_nodes

@@ -23,7 +23,6 @@ import argparse
 
 from extoll_vec import dtypes as D
 from extoll_vec.engine import Batch
-from extoll_vec.kernels import sim
 from record import add_option, save
 from reference_minimum import add_example_options, example_config
 
@@ -46,7 +45,7 @@ def main() -> None:
     t, deepest, blocked, samples = 0, 0, 0, 0
     while True:
         t += step
-        running = sim.advance(S, batch.T, batch.par, batch.ops, t, None, 0, S.now.shape[0])
+        running = batch.advance_to(t)
         deepest = max(deepest, int(S.nq_cnt[0].max()))
         blocked += int((S.rk_wait[0] == D.W_NIC).sum())
         samples += S.rk_wait.shape[1]
