@@ -205,6 +205,11 @@ def bounds(cls) -> dict[str, Bounds]:
     return {f.name: f.metadata["bounds"] for f in fields(cls) if "bounds" in f.metadata}
 
 
+@functools.lru_cache(maxsize=None)
+def _field_names(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
 def check_fields(obj: Any, pre: str) -> None:
     """Check every field of a section (or RunConfig's own scalars) against its Bounds."""
     for name, b in bounds(type(obj)).items():
@@ -763,13 +768,18 @@ class RunConfig:
         return dataclasses.replace(self, protocol=dataclasses.replace(p, **unused))
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """Nested plain data, as dataclasses.asdict gives it (every field is a scalar or a
+        tuple of ints, so nothing needs its deep copy; a sweep builds thousands)."""
+        d = {name: {f: getattr(sec, f) for f in _field_names(type(sec))}
+             for name, sec in ((name, getattr(self, name)) for name in SECTIONS)}
+        d["seed"] = self.seed
+        return d
 
     def identity_dict(self) -> dict:
         """to_dict() without the ADDED_FIELDS that hold their defaults: what identifies the
         model a result came from, the same before and after such a field was added."""
         d = self.to_dict()
-        default = RunConfig()
+        default = _defaults()
         for dotted in ADDED_FIELDS:
             section, name = dotted.split(".")
             if getattr(getattr(self, section), name) == getattr(getattr(default, section), name):
@@ -785,6 +795,11 @@ class RunConfig:
         for key, value in dotted.items():
             _set_dotted(d, key, value)
         return from_dict(d)
+
+
+@functools.lru_cache(maxsize=1)
+def _defaults() -> RunConfig:
+    return RunConfig()
 
 
 def _set_dotted(d: dict, key: str, value: Any) -> None:

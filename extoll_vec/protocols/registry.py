@@ -168,6 +168,7 @@ class Protocol:
 # ---- loading ---------------------------------------------------------------------------------
 _CACHE: dict[str, Protocol] = {}
 _FAMILY: dict[str, str] = {}   # protocol name -> its record module (REGISTERED entry)
+_DECLARED: list[tuple[Param, tuple[str, ...]]] = []   # declared_params(), once loaded
 
 
 def registered() -> dict[str, Protocol]:
@@ -219,11 +220,14 @@ def describe(pc) -> str:
     return f"protocol {pc.name}, {pc.mailbox_slots} slots"
 
 
-def declared_params() -> list[tuple[Param, tuple[str, ...]]]:
-    """Every declared field with the protocols that read it, in declaration order."""
-    protos = registered().values()
-    return [(d, tuple(p.name for p in protos if d.name in p.parameters))
-            for p in protos for d in p.declares]
+def declared_params() -> tuple[tuple[Param, tuple[str, ...]], ...]:
+    """Every declared field with the protocols that read it, in declaration order (computed
+    once: every config's validation reads it)."""
+    if not _DECLARED:
+        protos = registered().values()
+        _DECLARED.extend((d, tuple(p.name for p in protos if d.name in p.parameters))
+                         for p in protos for d in p.declares)
+    return tuple(_DECLARED)
 
 
 def all_outputs() -> dict[str, Output]:

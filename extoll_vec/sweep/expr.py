@@ -17,6 +17,7 @@ checked before a repetition ``'a' * n`` is built) and the time one evaluation ta
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 import time
@@ -180,8 +181,10 @@ def _depth(tree: ast.AST) -> int:
     return deepest
 
 
+@functools.lru_cache(maxsize=256)
 def _parse(text: str) -> ast.Expression:
-    """The syntax tree of `text`, within MAX_TEXT and MAX_DEPTH; ExprError otherwise."""
+    """The syntax tree of `text`, within MAX_TEXT and MAX_DEPTH; ExprError otherwise (kept:
+    a sweep evaluates the same derived expressions at every point; nothing changes a tree)."""
     if len(text) > MAX_TEXT:
         raise ExprError(f"expression too long ({len(text)} characters; at most {MAX_TEXT})")
     try:

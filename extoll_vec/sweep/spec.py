@@ -730,7 +730,9 @@ def _expand(base: dict, axes: tuple[Axis, ...], derived: dict, ctx: _Ctx,
     configs = []
     spent = 0.0     # in derived expressions, of DERIVED_SECONDS
     for n, combo in enumerate(itertools.product(*(range(a.size) for a in axes))):
-        d = copy.deepcopy(base)
+        # base's sections hold scalars and lists that nothing below changes in place (_set
+        # assigns; from_dict makes tuples): a copy of each section is a copy of the point
+        d = {k: dict(v) if isinstance(v, dict) else v for k, v in base.items()}
         variables = {a.name: a.values[i][0] for a, i in zip(axes, combo) if a.variable}
         for a, i in zip(axes, combo):
             for k, v in zip(a.keys, a.values[i]):
