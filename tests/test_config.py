@@ -155,6 +155,17 @@ def test_from_dict_defaults_and_round_trip():
     assert hash(from_dict(BASE)) == hash(cfg)               # usable as a dict key
 
 
+def test_to_dict_is_asdict():
+    """RunConfig.to_dict builds the nested data itself (no deep copies); it must stay what
+    dataclasses.asdict gives, key order and value types included, for every example."""
+    for name in EXAMPLES:
+        cfg = get_example(name)
+        mine, theirs = cfg.to_dict(), dataclasses.asdict(cfg)
+        assert json.dumps(mine) == json.dumps(theirs), name
+        assert [type(v) for s in mine.values() if isinstance(s, dict) for v in s.values()] == \
+            [type(v) for s in theirs.values() if isinstance(s, dict) for v in s.values()], name
+
+
 def test_from_dict_coerces_int_to_float():
     cfg = from_dict(with_changes(network={"cycle_ns": 1}))
     assert cfg.network.cycle_ns == 1.0 and isinstance(cfg.network.cycle_ns, float)
