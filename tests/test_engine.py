@@ -223,6 +223,16 @@ def test_kernel_calls_release_the_gil():
     assert max(gaps) < 0.25 * busy, f"the main thread stalled {max(gaps):.2f} s of {busy:.2f} s"
 
 
+def test_a_profile_of_the_wrong_shape_or_type_is_refused_before_the_kernel_runs():
+    """The kernel writes a profile's rows unchecked: one row short would be written past."""
+    b = Batch([get_example("tiny")] * 2)
+    for bad in (np.zeros((1, D.N_PROF, 2), np.int64), np.zeros((2, D.N_PROF, 2), np.int32),
+                np.zeros((2, D.N_PROF), np.int64), [[0]]):
+        with pytest.raises(ValueError, match="profile: an int64 array of shape"):
+            b.run(profile=bad)
+    assert (b.S.now == 0).all()                        # nothing ran
+
+
 def test_profiled_run_times_every_event_and_changes_no_result():
     """Batch.run(profile=...) (benchmarks/profile_events.py) times every event in the same
     compiled loop: it must file every event under one kind and leave the simulation

@@ -122,6 +122,13 @@ class Batch:
         timing each event: slower; benchmarks/profile_events.py), or None. threads: members
         advanced at once (config.check_threads); the results are bit-identical for any count."""
         check_threads(threads, "threads")
+        want = (len(self.configs), D.N_PROF, 2)
+        if profile is not None and (not isinstance(profile, np.ndarray)
+                                    or profile.dtype != np.int64 or profile.shape != want):
+            # the kernel writes rows of it unchecked: a short array would be written past
+            raise ValueError(f"profile: an int64 array of shape {want}, got "
+                             f"{getattr(profile, 'dtype', type(profile).__name__)} "
+                             f"{getattr(profile, 'shape', '')}")
         chunk = min(c.limits.chunk_cycles for c in self.configs)
         every = stall.interval(self.configs)
         if every:           # the kernel calls end where the partial-deadlock check runs
