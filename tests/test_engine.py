@@ -227,8 +227,9 @@ def test_a_profile_of_the_wrong_shape_or_type_is_refused_before_the_kernel_runs(
     """The kernel writes a profile's rows unchecked: one row short would be written past."""
     b = Batch([get_example("tiny")] * 2)
     for bad in (np.zeros((1, D.N_PROF, 2), np.int64), np.zeros((2, D.N_PROF, 2), np.int32),
-                np.zeros((2, D.N_PROF), np.int64), [[0]]):
-        with pytest.raises(ValueError, match="profile: an int64 array of shape"):
+                np.zeros((2, D.N_PROF), np.int64), [[0]],
+                np.zeros((2, 2 * D.N_PROF, 2), np.int64)[:, ::2]):
+        with pytest.raises(ValueError, match="profile: a C-contiguous int64 array of shape"):
             b.run(profile=bad)
     assert (b.S.now == 0).all()                        # nothing ran
 

@@ -124,9 +124,11 @@ class Batch:
         check_threads(threads, "threads")
         want = (len(self.configs), D.N_PROF, 2)
         if profile is not None and (not isinstance(profile, np.ndarray)
-                                    or profile.dtype != np.int64 or profile.shape != want):
-            # the kernel writes rows of it unchecked: a short array would be written past
-            raise ValueError(f"profile: an int64 array of shape {want}, got "
+                                    or profile.dtype != np.int64 or profile.shape != want
+                                    or not profile.flags.c_contiguous):
+            # the kernel writes rows of it unchecked: a short array would be written past; and
+            # another layout than the build's would compile the event loop again
+            raise ValueError(f"profile: a C-contiguous int64 array of shape {want}, got "
                              f"{getattr(profile, 'dtype', type(profile).__name__)} "
                              f"{getattr(profile, 'shape', '')}")
         chunk = min(c.limits.chunk_cycles for c in self.configs)
