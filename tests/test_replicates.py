@@ -210,3 +210,21 @@ def test_reference_replicates_after_a_warm_up_are_independent():
     ds = simulate(cfgs, max_batch=4)
     t = [measured_us(ds, i, c) for i, c in enumerate(cfgs)]
     assert len(set(t)) == 4
+
+
+def test_measured_time_spans_the_first_mark_0_to_the_last_mark_1_of_any_rank():
+    """A multicast's latency: only rank 0 passes mark 0 and only the members pass mark 1
+    (workloads/multicast.py); no rank passing mark 1 falls back to the run's time."""
+    import warnings
+
+    import xarray as xr
+    cfg = get_example("lfc-latency")
+    nan = np.nan
+    marks = np.array([[[2.0, nan], [nan, 9.0], [nan, 12.0], [nan, nan]]])
+    ds = xr.Dataset({"mark_time_us": (("point", "rank", "mark"), marks),
+                     "exec_time_us": (("point",), [50.0])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")         # no All-NaN slice
+        assert measured_us(ds, 0, cfg) == pytest.approx(10.0 / cfg.workload.iterations)
+        ds["mark_time_us"][0, :, 1] = nan
+        assert measured_us(ds, 0, cfg) == 50.0
