@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 
-
 from ..extoll.common import completed, completed_configs, configs, figure, write_outputs
 from ..registry import Needs, Table, target
 
