@@ -42,7 +42,11 @@ def _partner_slow(cfg) -> bool:
 
 def _stats(v: list[float]) -> tuple[float, float]:
     m = float(np.mean(v))
-    return m, (float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1 else math.nan)
+    if len(v) < 2:
+        return m, math.nan
+    # equal replicates (no slow node drawn: the seed changes nothing) have no spread, where
+    # np.std leaves a rounding residue of the mean
+    return m, (0.0 if min(v) == max(v) else float(np.std(v, ddof=1) / math.sqrt(len(v))))
 
 
 COLUMNS = ["benchmark", "rendezvous", "protocol", "slow_factor", "slow_nodes", "slow_pct",
