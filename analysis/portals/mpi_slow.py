@@ -18,6 +18,7 @@ import numpy as np
 from ...workloads.patterns import slow_nodes
 from ..extoll.common import Points, completed, configs, figure, measured_us, write_outputs
 from ..registry import Table, target
+from .targets import se_of_mean
 
 BENCHES = ("PingPong", "Alltoall")
 
@@ -41,12 +42,7 @@ def _partner_slow(cfg) -> bool:
 
 
 def _stats(v: list[float]) -> tuple[float, float]:
-    m = float(np.mean(v))
-    if len(v) < 2:
-        return m, math.nan
-    # equal replicates (no slow node drawn: the seed changes nothing) have no spread, where
-    # np.std leaves a rounding residue of the mean
-    return m, (0.0 if min(v) == max(v) else float(np.std(v, ddof=1) / math.sqrt(len(v))))
+    return float(np.mean(v)), se_of_mean(v)
 
 
 COLUMNS = ["benchmark", "rendezvous", "protocol", "slow_factor", "slow_nodes", "slow_pct",

@@ -83,8 +83,15 @@ class Group:
 
     @property
     def se(self) -> float:
-        n = len(self.values)
-        return float(np.std(self.values, ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+        return se_of_mean(self.values)
+
+
+def se_of_mean(v: list[float]) -> float:
+    """Standard error of the mean of replicates; NaN for one, 0 for equal ones (where np.std
+    leaves a rounding residue of the mean)."""
+    if len(v) < 2:
+        return math.nan
+    return 0.0 if min(v) == max(v) else float(np.std(v, ddof=1) / math.sqrt(len(v)))
 
 
 def groups(ds) -> dict[tuple, Group]:
