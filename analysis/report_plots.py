@@ -17,6 +17,8 @@ from itertools import product
 
 import numpy as np
 
+from .stats import se_of_mean
+
 MAX_SERIES = 8
 REPLICATE_KEYS = (["seed"],)       # an axis that only sets the seed holds replicates
 
@@ -48,8 +50,7 @@ def _mean_se(ys: list[float]) -> tuple[float, float]:
     a = np.asarray(ys, dtype=float)
     if len(a) == 0:
         return math.nan, math.nan
-    se = float(a.std(ddof=1) / math.sqrt(len(a))) if len(a) > 1 else math.nan
-    return float(a.mean()), se
+    return float(a.mean()), se_of_mean(a)
 
 
 def metric(ds, table, axes: list[dict]) -> Metric | None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from extoll_vec.analysis.extoll.common import label, measured_us, overheads
+from extoll_vec.analysis.stats import se_of_mean
 from extoll_vec.dtypes import OP_COMPUTE
 from extoll_vec.engine import cycles, simulate
 from extoll_vec.examples import get_example
@@ -228,3 +229,13 @@ def test_measured_time_spans_the_first_mark_0_to_the_last_mark_1_of_any_rank():
         assert measured_us(ds, 0, cfg) == pytest.approx(10.0 / cfg.workload.iterations)
         ds["mark_time_us"][0, :, 1] = nan
         assert measured_us(ds, 0, cfg) == 50.0
+
+
+def test_se_of_mean_of_replicates():
+    """The targets' and the report's one standard error: NaN without replicates, exactly 0 for
+    equal ones (np.std of three equal 0.1s is about 1e-17, not 0), else std / sqrt(n)."""
+    assert math.isnan(se_of_mean([]))
+    assert math.isnan(se_of_mean([3.0]))
+    assert np.std([0.1] * 3, ddof=1) != 0.0
+    assert se_of_mean([0.1] * 3) == 0.0
+    assert se_of_mean(np.array([1.0, 2.0, 3.0, 6.0])) == pytest.approx(np.std([1, 2, 3, 6], ddof=1) / 2)

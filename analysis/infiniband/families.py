@@ -19,6 +19,7 @@ import numpy as np
 from ..extoll.common import completed, completed_configs, configs, figure, write_outputs
 from .nas import span_us
 from ..registry import Needs, Table, target
+from ..stats import se_of_mean
 
 IB = ("ib_hardware", "ib_static", "ib_dynamic")
 SLOT_BYTES = 64         # a VELO mailbox slot (EXTOLL section 3)
@@ -93,7 +94,7 @@ def ib_families(ds, out_dir=None) -> Table:
     for (w, f, s), v in runs.items():
         t = np.array([x for x, _ in v])
         ref = refs.get((w, f), float("nan"))
-        se = float(np.std(t, ddof=1) / np.sqrt(len(t)) / ref * 100) if len(t) > 1 else float("nan")
+        se = se_of_mean(t) / ref * 100
         rows.append([w, f, s, len(t), float(np.mean([b for _, b in v])), float(t.mean()),
                      100 * (float(t.mean()) / ref - 1), se])
     notes = []

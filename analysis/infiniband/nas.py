@@ -25,6 +25,7 @@ from ..extoll.common import (completed, completed_configs, configs, figure, rati
                              write_outputs)
 from .micro import LABEL, SCHEMES
 from ..registry import Needs, Table, target
+from ..stats import se_of_mean
 
 ORDER = ("IS", "FT", "LU", "CG", "MG", "BT", "SP")
 # Table 1, "Explicit Credit Messages for User-Level Static Scheme" (section 6.3):
@@ -78,8 +79,7 @@ class Runs:
         return float(np.mean(getattr(self, name)))
 
     def se(self, name: str) -> float:
-        v = getattr(self, name)
-        return float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
+        return se_of_mean(getattr(self, name))
 
 
 def span_us(ds, i: int) -> float:

@@ -18,7 +18,7 @@ import numpy as np
 from ...workloads.patterns import slow_nodes
 from ..extoll.common import Points, completed, configs, figure, measured_us, write_outputs
 from ..registry import Table, target
-from .targets import se_of_mean
+from ..stats import se_of_mean
 
 BENCHES = ("PingPong", "Alltoall")
 

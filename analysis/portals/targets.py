@@ -25,6 +25,7 @@ import numpy as np
 from ...config import ProtocolConfig
 from ...protocols.portals.fecn import AGGRESSIVE
 from ..extoll.common import completed, completed_configs, configs, figure, write_outputs
+from ..stats import se_of_mean
 from ..registry import Needs, Table, target
 
 FACTORS = (2.0, 4.0, 8.0)
@@ -84,14 +85,6 @@ class Group:
     @property
     def se(self) -> float:
         return se_of_mean(self.values)
-
-
-def se_of_mean(v: list[float]) -> float:
-    """Standard error of the mean of replicates; NaN for one, 0 for equal ones (where np.std
-    leaves a rounding residue of the mean)."""
-    if len(v) < 2:
-        return math.nan
-    return 0.0 if min(v) == max(v) else float(np.std(v, ddof=1) / math.sqrt(len(v)))
 
 
 def groups(ds) -> dict[tuple, Group]:
