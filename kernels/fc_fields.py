@@ -27,6 +27,7 @@ def queue_ctrl(S, b, r, dst, ctype):
 def promise_credits(S, b, x, y, k):
     """Receiver x returns k credits to y: they ride on one credit packet (merged with any
     credit packet to y still waiting in x's queue)."""
-    if S.fc[b, pair(S, b, x, y), F_QUEUED] == 0:
+    q = pair(S, b, x, y)
+    if S.fc[b, q, F_QUEUED] == 0:
         queue_ctrl(S, b, x, y, CT_CREDIT)
-    S.fc[b, pair(S, b, x, y), F_QUEUED] += k
+    S.fc[b, q, F_QUEUED] += k

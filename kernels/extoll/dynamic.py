@@ -68,7 +68,7 @@ from extoll_vec.kernels.extoll import static as fc_static
 from extoll_vec.kernels.fc_fields import (F_A_GIVEN, F_A_RESP_GOT, F_A_RESP_SENT,
                                           F_A_SENT, F_BLOCKED, F_CROSS, F_CURRENT, F_FHEAD,
                                           F_FIFO, F_INTENDED, F_LIST, F_NEXT, F_OWNED, F_PIGGY,
-                                          F_PREV, F_QUEUED, F_REQ_FLAG, F_RESP_FLAG, F_RETRIEVED,
+                                          F_PREV, F_REQ_FLAG, F_RESP_FLAG, F_RETRIEVED,
                                           NULL_LIST, PAIR_FIELDS, R_AVAIL, R_BASE, R_HEAD,
                                           R_TAIL, promise_credits, queue_ctrl)
 from extoll_vec.kernels.jit import inner
@@ -77,11 +77,15 @@ from extoll_vec.protocols.extoll.params import P_CREDIT_SLOTS, P_DYN_REGION, P_Q
 
 
 # ---- activity lists (doubly linked over sender ids; lists 0-2 rotate, 3 is null) -----------
+# A pair's entry never moves once it exists (kernels/pairs.py: an idle sender gets a spare
+# entry), so each function looks its pairs up once: every lookup is a branch and, in a table
+# that is not dense, a call the compiler cannot merge with the next one.
 @inner
 def _unlink(S, b, x, y):
-    L = S.fc[b, pair(S, b, x, y), F_LIST]
-    p = S.fc[b, pair(S, b, x, y), F_PREV]
-    n = S.fc[b, pair(S, b, x, y), F_NEXT]
+    q = pair(S, b, x, y)
+    L = S.fc[b, q, F_LIST]
+    p = S.fc[b, q, F_PREV]
+    n = S.fc[b, q, F_NEXT]
     if p >= 0:
         S.fc[b, pair(S, b, x, p), F_NEXT] = n
     else:
@@ -94,10 +98,11 @@ def _unlink(S, b, x, y):
 
 @inner
 def _push_front(S, b, x, y, L):
+    q = pair(S, b, x, y)
     h = S.fcr[b, x, R_HEAD + L]
-    S.fc[b, pair(S, b, x, y), F_LIST] = L
-    S.fc[b, pair(S, b, x, y), F_PREV] = -1
-    S.fc[b, pair(S, b, x, y), F_NEXT] = h
+    S.fc[b, q, F_LIST] = L
+    S.fc[b, q, F_PREV] = -1
+    S.fc[b, q, F_NEXT] = h
     if h >= 0:
         S.fc[b, pair(S, b, x, h), F_PREV] = y
     else:
@@ -162,15 +167,16 @@ def init(S, par, b):
 
 # ---- credits going back to a sender ----------------------------------------------------------
 @inner
-def _grant(S, b, x, y, k):
+def _grant(S, b, x, q, k):
+    """k credits from x's available slots to the sender of x's pair entry q."""
     S.fcr[b, x, R_AVAIL] -= k
-    S.fc[b, pair(S, b, x, y), F_CURRENT] += k
+    S.fc[b, q, F_CURRENT] += k
 
 
 @inner
-def _new_threshold(S, par, b, x, y):
-    """Eq. 1 on the intended credit quota."""
-    return S.fc[b, pair(S, b, x, y), F_INTENDED] // (par[b, P_CREDIT_SLOTS] + 1) + 1
+def _new_threshold(S, par, b, q):
+    """Eq. 1 on the intended credit quota of pair entry q."""
+    return S.fc[b, q, F_INTENDED] // (par[b, P_CREDIT_SLOTS] + 1) + 1
 
 
 @inner
@@ -189,16 +195,18 @@ def _steal(S, par, b, x, mon):
     if vic < 0:
         return 0
     c = par[b, P_CREDIT_SLOTS]
-    i_mon = S.fc[b, pair(S, b, x, mon), F_INTENDED]
-    i_vic = S.fc[b, pair(S, b, x, vic), F_INTENDED]
+    qm = pair(S, b, x, mon)
+    qv = pair(S, b, x, vic)
+    i_mon = S.fc[b, qm, F_INTENDED]
+    i_vic = S.fc[b, qv, F_INTENDED]
     cred = max(c + 1, abs(i_mon - i_vic) // 2)
     cred = min(cred, i_vic - c)
     if cred > 0:
-        S.fc[b, pair(S, b, x, mon), F_INTENDED] = i_mon + cred
-        S.fc[b, pair(S, b, x, vic), F_INTENDED] = i_vic - cred
-    if S.fc[b, pair(S, b, x, vic), F_INTENDED] <= c:
-        if S.fc[b, pair(S, b, x, vic), F_CURRENT] > S.fc[b, pair(S, b, x, vic), F_INTENDED]:
-            S.fc[b, pair(S, b, x, vic), F_BLOCKED] = 1
+        S.fc[b, qm, F_INTENDED] = i_mon + cred
+        S.fc[b, qv, F_INTENDED] = i_vic - cred
+    if S.fc[b, qv, F_INTENDED] <= c:
+        if S.fc[b, qv, F_CURRENT] > S.fc[b, qv, F_INTENDED]:
+            S.fc[b, qv, F_BLOCKED] = 1
             queue_ctrl(S, b, x, vic, CT_REQUEST)
         L = NULL_LIST
     else:
@@ -215,11 +223,12 @@ def _monitor(S, par, b, x, y):
     """A threshold of y was reached; every credit_slots + 1 of them is a monitoring point
     (Figure 12). Returns credit operations."""
     c = par[b, P_CREDIT_SLOTS]
-    S.fc[b, pair(S, b, x, y), F_CROSS] += 1
-    if S.fc[b, pair(S, b, x, y), F_CROSS] < c + 1:
+    q = pair(S, b, x, y)
+    S.fc[b, q, F_CROSS] += 1
+    if S.fc[b, q, F_CROSS] < c + 1:
         return 0
-    S.fc[b, pair(S, b, x, y), F_CROSS] = 0
-    L = S.fc[b, pair(S, b, x, y), F_LIST]
+    S.fc[b, q, F_CROSS] = 0
+    L = S.fc[b, q, F_LIST]
     if L == _level(S, b, x, 2):
         _move_front(S, b, x, y, _level(S, b, x, 1))
         return 1
@@ -234,33 +243,34 @@ def _monitor(S, par, b, x, y):
 
 
 @inner
-def _pop_push(S, par, b, x, y, entry):
-    """Drop the current threshold, append `entry`; returns the dropped threshold."""
+def _pop_push(S, par, b, q, entry):
+    """Drop pair entry q's current threshold, append `entry`; returns the dropped threshold."""
     n = par[b, P_CREDIT_SLOTS] + 1
-    i = S.fc[b, pair(S, b, x, y), F_FHEAD]
-    h = S.fc[b, pair(S, b, x, y), F_FIFO + i]
-    S.fc[b, pair(S, b, x, y), F_FIFO + i] = entry       # the popped slot is the ring's new tail
-    S.fc[b, pair(S, b, x, y), F_FHEAD] = (i + 1) % n
+    i = S.fc[b, q, F_FHEAD]
+    h = S.fc[b, q, F_FIFO + i]
+    S.fc[b, q, F_FIFO + i] = entry       # the popped slot is the ring's new tail
+    S.fc[b, q, F_FHEAD] = (i + 1) % n
     return h
 
 
 @inner
-def _head(S, b, x, y):
-    return S.fc[b, pair(S, b, x, y), F_FIFO + S.fc[b, pair(S, b, x, y), F_FHEAD]]
+def _head(S, b, q):
+    return S.fc[b, q, F_FIFO + S.fc[b, q, F_FHEAD]]
 
 
 @inner
 def _regular_thresholds(S, par, b, x, y):
     """Activity control after a retrieval (6.5.2): the unblocked workflow at each threshold
     reached the regular way. Returns credit operations."""
+    q = pair(S, b, x, y)
     ops = 1
-    while S.fc[b, pair(S, b, x, y), F_RETRIEVED] >= _head(S, b, x, y) and S.fcr[b, x, R_AVAIL] > 0:
+    while S.fc[b, q, F_RETRIEVED] >= _head(S, b, q) and S.fcr[b, x, R_AVAIL] > 0:
         ops += 1 + _monitor(S, par, b, x, y)
-        g = min(_new_threshold(S, par, b, x, y), S.fcr[b, x, R_AVAIL])
-        h = _pop_push(S, par, b, x, y, g)
-        S.fc[b, pair(S, b, x, y), F_RETRIEVED] -= h
-        S.fc[b, pair(S, b, x, y), F_PIGGY] = 0
-        _grant(S, b, x, y, g)
+        g = min(_new_threshold(S, par, b, q), S.fcr[b, x, R_AVAIL])
+        h = _pop_push(S, par, b, q, g)
+        S.fc[b, q, F_RETRIEVED] -= h
+        S.fc[b, q, F_PIGGY] = 0
+        _grant(S, b, x, q, g)
         promise_credits(S, b, x, y, g)
     return ops
 
@@ -275,10 +285,11 @@ def _slot_management(S, b, x, y):
 
 @inner
 def _activity(S, par, b, x, y):
-    if S.fc[b, pair(S, b, x, y), F_BLOCKED] != 0:
-        if S.fc[b, pair(S, b, x, y), F_CURRENT] < par[b, P_CREDIT_SLOTS]:
-            S.fc[b, pair(S, b, x, y), F_RETRIEVED] -= 1
-            _grant(S, b, x, y, 1)
+    q = pair(S, b, x, y)
+    if S.fc[b, q, F_BLOCKED] != 0:
+        if S.fc[b, q, F_CURRENT] < par[b, P_CREDIT_SLOTS]:
+            S.fc[b, q, F_RETRIEVED] -= 1
+            _grant(S, b, x, q, 1)
             promise_credits(S, b, x, y, 1)
             return 2
         return 1
@@ -298,22 +309,23 @@ def _unblock(S, par, b, x, y, k):
     """The compulsory response of y returned k credits: rebuild y's FIFO (docstring item 4).
     Returns credit operations."""
     c = par[b, P_CREDIT_SLOTS]
-    S.fc[b, pair(S, b, x, y), F_CURRENT] -= k
+    q = pair(S, b, x, y)
+    S.fc[b, q, F_CURRENT] -= k
     S.fcr[b, x, R_AVAIL] += k
-    S.fc[b, pair(S, b, x, y), F_A_RESP_GOT] += k
-    S.fc[b, pair(S, b, x, y), F_BLOCKED] = 0
-    held = S.fc[b, pair(S, b, x, y), F_CURRENT] + S.fc[b, pair(S, b, x, y), F_RETRIEVED]
+    S.fc[b, q, F_A_RESP_GOT] += k
+    S.fc[b, q, F_BLOCKED] = 0
+    held = S.fc[b, q, F_CURRENT] + S.fc[b, q, F_RETRIEVED]
     if held < c:
         t = min(c - held, S.fcr[b, x, R_AVAIL])
         if t > 0:
-            _grant(S, b, x, y, t)
+            _grant(S, b, x, q, t)
             promise_credits(S, b, x, y, t)
             held += t
     for i in range(c + 1):
-        S.fc[b, pair(S, b, x, y), F_FIFO + i] = 1
-    S.fc[b, pair(S, b, x, y), F_FIFO + c] = max(1, held + 1 - c)
-    S.fc[b, pair(S, b, x, y), F_FHEAD] = 0
-    S.fc[b, pair(S, b, x, y), F_PIGGY] = 0
+        S.fc[b, q, F_FIFO + i] = 1
+    S.fc[b, q, F_FIFO + c] = max(1, held + 1 - c)
+    S.fc[b, q, F_FHEAD] = 0
+    S.fc[b, q, F_PIGGY] = 0
     # packets retrieved while y was blocked may already reach the new current threshold; y may
     # have no credit left to send another packet that would trigger the check
     return _regular_thresholds(S, par, b, x, y)
@@ -322,13 +334,14 @@ def _unblock(S, par, b, x, y, k):
 @inner
 def _flush_flags(S, b, x, y):
     """Credits arrived from y: release withheld compulsory packets, the request first."""
-    spare = S.fc[b, pair(S, b, x, y), F_OWNED]
-    if S.fc[b, pair(S, b, x, y), F_REQ_FLAG] != 0 and spare > 0:
-        S.fc[b, pair(S, b, x, y), F_REQ_FLAG] = 0
+    q = pair(S, b, x, y)
+    spare = S.fc[b, q, F_OWNED]
+    if S.fc[b, q, F_REQ_FLAG] != 0 and spare > 0:
+        S.fc[b, q, F_REQ_FLAG] = 0
         queue_ctrl(S, b, x, y, CT_REQUEST)
         spare -= 1
-    if S.fc[b, pair(S, b, x, y), F_RESP_FLAG] != 0 and spare > 0:
-        S.fc[b, pair(S, b, x, y), F_RESP_FLAG] = 0
+    if S.fc[b, q, F_RESP_FLAG] != 0 and spare > 0:
+        S.fc[b, q, F_RESP_FLAG] = 0
         queue_ctrl(S, b, x, y, CT_RESPONSE)
 
 
@@ -354,48 +367,50 @@ def payload(S, par, b, x, y, ctype):
     credit (its flag is set; a credit from y queues it again)."""
     if ctype == CT_CREDIT:
         return fc_static.credit_payload(S, b, x, y)
-    if S.fc[b, pair(S, b, x, y), F_OWNED] <= 0:
-        S.fc[b, pair(S, b, x, y), F_REQ_FLAG if ctype == CT_REQUEST else F_RESP_FLAG] = 1
+    q = pair(S, b, x, y)
+    if S.fc[b, q, F_OWNED] <= 0:
+        S.fc[b, q, F_REQ_FLAG if ctype == CT_REQUEST else F_RESP_FLAG] = 1
         return -1
-    S.fc[b, pair(S, b, x, y), F_OWNED] -= 1
-    S.fc[b, pair(S, b, x, y), F_A_SENT] += 1
+    S.fc[b, q, F_OWNED] -= 1
+    S.fc[b, q, F_A_SENT] += 1
     if ctype == CT_REQUEST:
         return 0
-    k = max(S.fc[b, pair(S, b, x, y), F_OWNED] + 1 - par[b, P_CREDIT_SLOTS], 0)
-    k = min(k, S.fc[b, pair(S, b, x, y), F_OWNED])
-    S.fc[b, pair(S, b, x, y), F_OWNED] -= k
-    S.fc[b, pair(S, b, x, y), F_A_RESP_SENT] += k
+    k = max(S.fc[b, q, F_OWNED] + 1 - par[b, P_CREDIT_SLOTS], 0)
+    k = min(k, S.fc[b, q, F_OWNED])
+    S.fc[b, q, F_OWNED] -= k
+    S.fc[b, q, F_A_RESP_SENT] += k
     return k
 
 
 @inner
 def piggyback(S, par, b, x, y):
     """Credits x piggybacks on the last packet of a message to y (docstring item 6)."""
+    q = pair(S, b, x, y)
     avail = S.fcr[b, x, R_AVAIL]
-    r = S.fc[b, pair(S, b, x, y), F_RETRIEVED]
-    h = _head(S, b, x, y)
-    if S.fc[b, pair(S, b, x, y), F_BLOCKED] != 0 or avail <= 0 or r >= h:
+    r = S.fc[b, q, F_RETRIEVED]
+    h = _head(S, b, q)
+    if S.fc[b, q, F_BLOCKED] != 0 or avail <= 0 or r >= h:
         return 0
-    p = S.fc[b, pair(S, b, x, y), F_PIGGY]
+    p = S.fc[b, q, F_PIGGY]
     if r + p >= h:                                   # threshold reached the piggyback way
         _monitor(S, par, b, x, y)
-        tn = _new_threshold(S, par, b, x, y)
+        tn = _new_threshold(S, par, b, q)
         g = tn - (h - r)
         if g >= 0:                                   # adjustment by deficit
             give = min(g, avail, PIGGYBACK_MAX)
-            _pop_push(S, par, b, x, y, h - r + give)
+            _pop_push(S, par, b, q, h - r + give)
         else:                                        # adjustment by excess
             give = 0
-            _pop_push(S, par, b, x, y, tn)
-            i = S.fc[b, pair(S, b, x, y), F_FHEAD]
-            S.fc[b, pair(S, b, x, y), F_FIFO + i] -= g
-        S.fc[b, pair(S, b, x, y), F_RETRIEVED] = 0
-        S.fc[b, pair(S, b, x, y), F_PIGGY] = 0
+            _pop_push(S, par, b, q, tn)
+            i = S.fc[b, q, F_FHEAD]
+            S.fc[b, q, F_FIFO + i] -= g
+        S.fc[b, q, F_RETRIEVED] = 0
+        S.fc[b, q, F_PIGGY] = 0
     else:
         give = min(r, avail, PIGGYBACK_MAX)
-        S.fc[b, pair(S, b, x, y), F_RETRIEVED] -= give
-        S.fc[b, pair(S, b, x, y), F_PIGGY] += give
+        S.fc[b, q, F_RETRIEVED] -= give
+        S.fc[b, q, F_PIGGY] += give
     if give > 0:
-        _grant(S, b, x, y, give)
-        S.fc[b, pair(S, b, x, y), F_A_GIVEN] += give
+        _grant(S, b, x, q, give)
+        S.fc[b, q, F_A_GIVEN] += give
     return give

@@ -56,33 +56,36 @@ def fail(S, b, x, y, value, code):
 def on_arrival(S, par, b, x, y, kind, ctype, grant):
     """The NIC wrote a packet from y into x's mailbox: account for its region. `grant` is what
     y may hold there at most (static: the credit quota; dynamic: its current credits)."""
+    q = pair(S, b, x, y)   # one lookup per function: an entry never moves (kernels/pairs.py)
     if kind == PK_CTRL and ctype == CT_CREDIT:
-        S.fc[b, pair(S, b, x, y), F_CRPK] += 1
-        if S.fc[b, pair(S, b, x, y), F_CRPK] > par[b, P_CREDIT_SLOTS]:
-            fail(S, b, x, y, S.fc[b, pair(S, b, x, y), F_CRPK], BAD_CREDIT_REGION)
+        S.fc[b, q, F_CRPK] += 1
+        if S.fc[b, q, F_CRPK] > par[b, P_CREDIT_SLOTS]:
+            fail(S, b, x, y, S.fc[b, q, F_CRPK], BAD_CREDIT_REGION)
         return
-    S.fc[b, pair(S, b, x, y), F_INMB] += 1
+    S.fc[b, q, F_INMB] += 1
     S.fcr[b, x, R_MBDATA] += 1
-    if S.fc[b, pair(S, b, x, y), F_INMB] > grant:
-        fail(S, b, x, y, S.fc[b, pair(S, b, x, y), F_INMB], BAD_SENDER_SHARE)
+    if S.fc[b, q, F_INMB] > grant:
+        fail(S, b, x, y, S.fc[b, q, F_INMB], BAD_SENDER_SHARE)
     if S.fcr[b, x, R_MBDATA] > par[b, P_DATA_REGION]:
         fail(S, b, x, y, S.fcr[b, x, R_MBDATA], BAD_DATA_REGION)
 
 
 @inner
 def on_sent(S, b, x, y):
-    S.fc[b, pair(S, b, x, y), F_OWNED] -= 1
-    S.fc[b, pair(S, b, x, y), F_A_SENT] += 1
+    q = pair(S, b, x, y)
+    S.fc[b, q, F_OWNED] -= 1
+    S.fc[b, q, F_A_SENT] += 1
     return 1
 
 
 @inner
 def take_out(S, b, x, y):
     """A credit-consuming packet from y left x's mailbox (the first half of retrieving it)."""
-    S.fc[b, pair(S, b, x, y), F_INMB] -= 1
+    q = pair(S, b, x, y)
+    S.fc[b, q, F_INMB] -= 1
     S.fcr[b, x, R_MBDATA] -= 1
-    S.fc[b, pair(S, b, x, y), F_A_RETR] += 1
-    S.fc[b, pair(S, b, x, y), F_RETRIEVED] += 1
+    S.fc[b, q, F_A_RETR] += 1
+    S.fc[b, q, F_RETRIEVED] += 1
 
 
 @inner
@@ -90,8 +93,9 @@ def on_retrieved(S, par, b, x, y):
     """x retrieved a data packet from y: count it; at the threshold, return a credit packet."""
     take_out(S, b, x, y)
     t = par[b, P_RETURN_THRESHOLD]
-    if S.fc[b, pair(S, b, x, y), F_RETRIEVED] >= t:
-        S.fc[b, pair(S, b, x, y), F_RETRIEVED] -= t
+    q = pair(S, b, x, y)
+    if S.fc[b, q, F_RETRIEVED] >= t:
+        S.fc[b, q, F_RETRIEVED] -= t
         promise_credits(S, b, x, y, t)
         return 2
     return 1
@@ -100,19 +104,21 @@ def on_retrieved(S, par, b, x, y):
 @inner
 def credit_payload(S, b, x, y):
     """The credit packet x writes to y now carries every credit promised so far."""
-    k = S.fc[b, pair(S, b, x, y), F_QUEUED]
-    S.fc[b, pair(S, b, x, y), F_QUEUED] = 0
-    S.fc[b, pair(S, b, x, y), F_A_GIVEN] += k
+    q = pair(S, b, x, y)
+    k = S.fc[b, q, F_QUEUED]
+    S.fc[b, q, F_QUEUED] = 0
+    S.fc[b, q, F_A_GIVEN] += k
     return k
 
 
 @inner
 def piggyback(S, b, x, y):
     """Credits x piggybacks on the last packet of a message to y: its retrieved count."""
-    k = min(S.fc[b, pair(S, b, x, y), F_RETRIEVED], PIGGYBACK_MAX)
+    q = pair(S, b, x, y)
+    k = min(S.fc[b, q, F_RETRIEVED], PIGGYBACK_MAX)
     if k > 0:
-        S.fc[b, pair(S, b, x, y), F_RETRIEVED] -= k
-        S.fc[b, pair(S, b, x, y), F_A_GIVEN] += k
+        S.fc[b, q, F_RETRIEVED] -= k
+        S.fc[b, q, F_A_GIVEN] += k
     return k
 
 
@@ -120,10 +126,11 @@ def piggyback(S, b, x, y):
 def got_credits(S, b, x, y, ctype, k):
     """x takes k credits from y (a credit packet leaves the credit region; piggybacked credits
     use no slot of their own)."""
+    q = pair(S, b, x, y)
     if ctype == CT_CREDIT:
-        S.fc[b, pair(S, b, x, y), F_CRPK] -= 1
-    S.fc[b, pair(S, b, x, y), F_OWNED] += k
-    S.fc[b, pair(S, b, x, y), F_A_GOT] += k
+        S.fc[b, q, F_CRPK] -= 1
+    S.fc[b, q, F_OWNED] += k
+    S.fc[b, q, F_A_GOT] += k
 
 
 @inner
