@@ -17,7 +17,7 @@ from itertools import product
 
 import numpy as np
 
-from .stats import se_of_mean
+from .stats import mean_and_se
 
 MAX_SERIES = 8
 REPLICATE_KEYS = (["seed"],)       # an axis that only sets the seed holds replicates
@@ -44,13 +44,6 @@ def _is_replicates(axis: dict) -> bool:
 
 def _numeric(labels) -> bool:
     return all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in labels)
-
-
-def _mean_se(ys: list[float]) -> tuple[float, float]:
-    a = np.asarray(ys, dtype=float)
-    if len(a) == 0:
-        return math.nan, math.nan
-    return float(a.mean()), se_of_mean(a)
 
 
 def metric(ds, table, axes: list[dict]) -> Metric | None:
@@ -82,7 +75,7 @@ def metric(ds, table, axes: list[dict]) -> Metric | None:
             if isinstance(y, (int, float)) and math.isfinite(y):
                 groups.setdefault(tuple(_label(r[col[c]]) for c in coords), []).append(y)
         if groups:
-            values = [(dict(zip(coords, k)), *_mean_se(ys), len(ys))
+            values = [(dict(zip(coords, k)), *mean_and_se(ys), len(ys))
                       for k, ys in groups.items()]
             return Metric(name, label, about, values)
     return None

@@ -13,3 +13,11 @@ def se_of_mean(v) -> float:
     if len(a) < 2:
         return math.nan
     return 0.0 if a.min() == a.max() else float(a.std(ddof=1) / math.sqrt(len(a)))
+
+
+def mean_and_se(v) -> tuple[float, float]:
+    """The mean of replicates and its standard error (se_of_mean); NaN, NaN for none."""
+    a = np.asarray(v, dtype=float)
+    if len(a) == 0:
+        return math.nan, math.nan
+    return float(a.mean()), se_of_mean(a)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from extoll_vec.analysis.extoll.common import label, measured_us, overheads
-from extoll_vec.analysis.stats import se_of_mean
+from extoll_vec.analysis.stats import mean_and_se, se_of_mean
 from extoll_vec.dtypes import OP_COMPUTE
 from extoll_vec.engine import cycles, simulate
 from extoll_vec.examples import get_example
@@ -239,3 +239,11 @@ def test_se_of_mean_of_replicates():
     assert np.std([0.1] * 3, ddof=1) != 0.0
     assert se_of_mean([0.1] * 3) == 0.0
     assert se_of_mean(np.array([1.0, 2.0, 3.0, 6.0])) == pytest.approx(np.std([1, 2, 3, 6], ddof=1) / 2)
+
+
+def test_mean_and_se_of_replicates():
+    """The mean beside se_of_mean's standard error; NaN, NaN without replicates."""
+    assert all(math.isnan(x) for x in mean_and_se([]))
+    m, se = mean_and_se([3.0])
+    assert m == 3.0 and math.isnan(se)
+    assert mean_and_se([1.0, 2.0, 3.0, 6.0]) == (3.0, se_of_mean([1.0, 2.0, 3.0, 6.0]))

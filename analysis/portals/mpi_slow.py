@@ -13,12 +13,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-import numpy as np
-
 from ...workloads.patterns import slow_nodes
 from ..extoll.common import Points, completed, configs, figure, measured_us, write_outputs
 from ..registry import Table, target
-from ..stats import se_of_mean
+from ..stats import mean_and_se
 
 BENCHES = ("PingPong", "Alltoall")
 
@@ -39,10 +37,6 @@ def _partner_slow(cfg) -> bool:
     rpn = cfg.mpi.ranks_per_node
     slow = set(slow_nodes(cfg.n_nodes, cfg.slow_node_count, cfg.seed).tolist())
     return bool({0 // rpn, 1 // rpn} & slow)
-
-
-def _stats(v: list[float]) -> tuple[float, float]:
-    return float(np.mean(v)), se_of_mean(v)
 
 
 COLUMNS = ["benchmark", "rendezvous", "protocol", "slow_factor", "slow_nodes", "slow_pct",
@@ -69,13 +63,13 @@ def portals_mpi_slow(ds, out_dir=None) -> Table:
         times[k].append(measured_us(ds, i, cfg))
         partner[k] += k[4] > 0 and k[0] == "PingPong" and _partner_slow(cfg)
         share[k] = round(100.0 * k[4] / cfg.n_nodes, 3)
-    mean = {k: _stats(v)[0] for k, v in times.items()}
+    mean = {k: mean_and_se(v)[0] for k, v in times.items()}
     rows = []
     order = {v: i for i, v in enumerate(BENCHES + ("get", "chunked", "static", "dynamic"))}
     for k in sorted(times, key=lambda k: (order.get(k[0], 9), order.get(k[1], 9),
                                           order.get(k[2], 9), k[3], k[4])):
         b, rdv, proto, f, n = k
-        m, se = _stats(times[k])
+        m, se = mean_and_se(times[k])
         base = mean.get((b, rdv, proto, 1.0, 0))
         get = mean.get((b, "get", proto, f, n))
         rows.append([b, rdv, proto, f, n, share[k], len(times[k]), m, se, min(times[k]),
@@ -107,7 +101,7 @@ def portals_mpi_slow(ds, out_dir=None) -> Table:
                                      if k[:3] == (b, rdv, proto) and (k[3] == f or not k[4]))
                         if not pts:
                             continue
-                        ys = [_stats(times[k]) for _n, k in pts]
+                        ys = [mean_and_se(times[k]) for _n, k in pts]
                         ax.errorbar([share[k] for _n, k in pts], [m for m, _s in ys],
                                     yerr=[0 if math.isnan(s) else 2 * s for _m, s in ys],
                                     marker="o" if rdv == "get" else "s", capsize=2,
