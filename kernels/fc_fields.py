@@ -7,7 +7,6 @@ name from this module.
 """
 from extoll_vec.dtypes import CT_CREDIT, ERR_QUEUE
 from extoll_vec.kernels.jit import inner
-from extoll_vec.kernels.pairs import pair
 from extoll_vec.protocols.fc_layout import *  # noqa: F401,F403 (the layout, for the kernels)
 from extoll_vec.protocols.fc_layout import CQ_TYPE, F_QUEUED
 
@@ -24,10 +23,9 @@ def queue_ctrl(S, b, r, dst, ctype):
 
 
 @inner
-def promise_credits(S, b, x, y, k):
-    """Receiver x returns k credits to y: they ride on one credit packet (merged with any
-    credit packet to y still waiting in x's queue)."""
-    q = pair(S, b, x, y)
+def promise_credits(S, b, x, y, q, k):
+    """Receiver x returns k credits to y (q: the pair's entry): they ride on one credit packet
+    (merged with any credit packet to y still waiting in x's queue)."""
     if S.fc[b, q, F_QUEUED] == 0:
         queue_ctrl(S, b, x, y, CT_CREDIT)
     S.fc[b, q, F_QUEUED] += k

@@ -63,6 +63,8 @@ Where the paper is ambiguous or, taken literally, unsafe, and what is done here
    per threshold reached, per list move and per control packet handled, two per steal. Writing
    and retrieving control packets cost their PIO and retrieval like any VELO packet.
 """
+from collections import namedtuple
+
 from extoll_vec.dtypes import CT_CREDIT, CT_PIGGYBACK, CT_REQUEST, CT_RESPONSE, PIGGYBACK_MAX
 from extoll_vec.kernels.extoll import static as fc_static
 from extoll_vec.kernels.fc_fields import (F_A_GIVEN, F_A_RESP_GOT, F_A_RESP_SENT,
@@ -71,18 +73,35 @@ from extoll_vec.kernels.fc_fields import (F_A_GIVEN, F_A_RESP_GOT, F_A_RESP_SENT
                                           F_PREV, F_REQ_FLAG, F_RESP_FLAG, F_RETRIEVED,
                                           NULL_LIST, PAIR_FIELDS, R_AVAIL, R_BASE, R_HEAD,
                                           R_TAIL, promise_credits, queue_ctrl)
-from extoll_vec.kernels.jit import inner
+from extoll_vec.kernels.jit import inner, outlined
 from extoll_vec.kernels.pairs import next_idle, pair, row, take_idle
 from extoll_vec.protocols.extoll.params import P_CREDIT_SLOTS, P_DYN_REGION, P_QUOTA
 
 
+# ---- the rare paths' arrays -------------------------------------------------------------------
+# A monitoring point (once every credit_slots + 1 thresholds of a sender), with its list moves
+# and steals, and a compulsory request or response are outlined (kernels/jit.py): inlined, they
+# were copied into every hook's call site of the event loop, for code that seldom runs. An
+# outlined kernel takes arrays, not the State: these, in a named tuple the helpers below read
+# as they read the State.
+_Lists = namedtuple("_Lists", ("fc", "fcr", "rk_pc", "pair_dense", "pair_ptr", "pair_real",
+                               "pair_peer", "pair_idle", "status", "err_info", "cq",
+                               "cq_head", "cq_cnt"))
+
+
+@inner
+def _lists(S):
+    return _Lists(S.fc, S.fcr, S.rk_pc, S.pair_dense, S.pair_ptr, S.pair_real, S.pair_peer,
+                  S.pair_idle, S.status, S.err_info, S.cq, S.cq_head, S.cq_cnt)
+
+
 # ---- activity lists (doubly linked over sender ids; lists 0-2 rotate, 3 is null) -----------
 # A pair's entry never moves once it exists (kernels/pairs.py: an idle sender gets a spare
-# entry), so each function looks its pairs up once: every lookup is a branch and, in a table
-# that is not dense, a call the compiler cannot merge with the next one.
+# entry), so the hook looks pair (x, y) up once and passes its entry q down: every lookup is a
+# branch and, in a table that is not dense, a call the compiler cannot merge with the next one.
+# Only the list neighbours and the steal's victim are looked up here.
 @inner
-def _unlink(S, b, x, y):
-    q = pair(S, b, x, y)
+def _unlink(S, b, x, q):
     L = S.fc[b, q, F_LIST]
     p = S.fc[b, q, F_PREV]
     n = S.fc[b, q, F_NEXT]
@@ -97,8 +116,7 @@ def _unlink(S, b, x, y):
 
 
 @inner
-def _push_front(S, b, x, y, L):
-    q = pair(S, b, x, y)
+def _push_front(S, b, x, y, q, L):
     h = S.fcr[b, x, R_HEAD + L]
     S.fc[b, q, F_LIST] = L
     S.fc[b, q, F_PREV] = -1
@@ -111,9 +129,9 @@ def _push_front(S, b, x, y, L):
 
 
 @inner
-def _move_front(S, b, x, y, L):
-    _unlink(S, b, x, y)
-    _push_front(S, b, x, y, L)
+def _move_front(S, b, x, y, q, L):
+    _unlink(S, b, x, q)
+    _push_front(S, b, x, y, q, L)
 
 
 @inner
@@ -160,7 +178,7 @@ def init(S, par, b):
                 S.fc[b, i, F_NEXT] = -1
                 continue
             _fresh(S, par, b, i)
-            _push_front(S, b, x, y, 2)
+            _push_front(S, b, x, y, i, 2)
         # the other senders are idle ones, in the low list after (kernels/pairs.py)
         S.pair_idle[b, x] = next_idle(S, b, x, NR)
 
@@ -180,23 +198,23 @@ def _new_threshold(S, par, b, q):
 
 
 @inner
-def _steal(S, par, b, x, mon):
+def _steal(S, par, b, x, mon, qm):
     """Figure 13: the monitored (high-activity) sender takes credits from the last sender of
     the low list (Eq. 6), which keeps its static slots. Returns credit operations."""
     low = _level(S, b, x, 2)
     vic = S.fcr[b, x, R_TAIL + low]
     fresh = S.pair_idle[b, x] > vic   # an untouched idle sender is last (kernels/pairs.py)
     if fresh:
-        k = take_idle(S, b, x)
-        if S.pair_peer[b, k] < 0:
+        qv = take_idle(S, b, x)
+        if S.pair_peer[b, qv] < 0:
             return 0                      # no spare entry: ERR_SPARE, the batch reruns
-        _fresh(S, par, b, k)
-        vic = S.pair_peer[b, k]
-    if vic < 0:
+        _fresh(S, par, b, qv)
+        vic = S.pair_peer[b, qv]
+    elif vic < 0:
         return 0
+    else:
+        qv = pair(S, b, x, vic)
     c = par[b, P_CREDIT_SLOTS]
-    qm = pair(S, b, x, mon)
-    qv = pair(S, b, x, vic)
     i_mon = S.fc[b, qm, F_INTENDED]
     i_vic = S.fc[b, qv, F_INTENDED]
     cred = max(c + 1, abs(i_mon - i_vic) // 2)
@@ -212,34 +230,39 @@ def _steal(S, par, b, x, mon):
     else:
         L = _level(S, b, x, 1)
     if fresh:
-        _push_front(S, b, x, vic, L)      # it was in the low list, but in no linked one
+        _push_front(S, b, x, vic, qv, L)  # it was in the low list, but in no linked one
     else:
-        _move_front(S, b, x, vic, L)
+        _move_front(S, b, x, vic, qv, L)
     return 2
 
 
 @inner
-def _monitor(S, par, b, x, y):
+def _monitor(S, par, b, x, y, q):
     """A threshold of y was reached; every credit_slots + 1 of them is a monitoring point
     (Figure 12). Returns credit operations."""
     c = par[b, P_CREDIT_SLOTS]
-    q = pair(S, b, x, y)
     S.fc[b, q, F_CROSS] += 1
     if S.fc[b, q, F_CROSS] < c + 1:
         return 0
     S.fc[b, q, F_CROSS] = 0
+    return _monitoring_point(_lists(S), par, b, x, y, q)
+
+
+@outlined
+def _monitoring_point(S, par, b, x, y, q):
+    """Figure 12 at a monitoring point of y: up a list, or a steal. S: the arrays of _Lists."""
     L = S.fc[b, q, F_LIST]
     if L == _level(S, b, x, 2):
-        _move_front(S, b, x, y, _level(S, b, x, 1))
+        _move_front(S, b, x, y, q, _level(S, b, x, 1))
         return 1
     if L == _level(S, b, x, 1):
-        _move_front(S, b, x, y, _level(S, b, x, 0))
+        _move_front(S, b, x, y, q, _level(S, b, x, 0))
         return 1
     # already high, or null (treated as high: it must recover credits fast)
     if S.fcr[b, x, R_HEAD + _level(S, b, x, 2)] < 0 and S.pair_idle[b, x] < 0:
         S.fcr[b, x, R_BASE] = (S.fcr[b, x, R_BASE] + 2) % 3   # high->medium->low, new high
-    _move_front(S, b, x, y, _level(S, b, x, 0))
-    return 1 + _steal(S, par, b, x, y)
+    _move_front(S, b, x, y, q, _level(S, b, x, 0))
+    return 1 + _steal(S, par, b, x, y, q)
 
 
 @inner
@@ -259,57 +282,54 @@ def _head(S, b, q):
 
 
 @inner
-def _regular_thresholds(S, par, b, x, y):
+def _regular_thresholds(S, par, b, x, y, q):
     """Activity control after a retrieval (6.5.2): the unblocked workflow at each threshold
     reached the regular way. Returns credit operations."""
-    q = pair(S, b, x, y)
     ops = 1
     while S.fc[b, q, F_RETRIEVED] >= _head(S, b, q) and S.fcr[b, x, R_AVAIL] > 0:
-        ops += 1 + _monitor(S, par, b, x, y)
+        ops += 1 + _monitor(S, par, b, x, y, q)
         g = min(_new_threshold(S, par, b, q), S.fcr[b, x, R_AVAIL])
         h = _pop_push(S, par, b, q, g)
         S.fc[b, q, F_RETRIEVED] -= h
         S.fc[b, q, F_PIGGY] = 0
         _grant(S, b, x, q, g)
-        promise_credits(S, b, x, y, g)
+        promise_credits(S, b, x, y, q, g)
     return ops
 
 
 @inner
-def _slot_management(S, b, x, y):
+def _slot_management(S, b, x, q):
     """6.5.1: a credit-consuming packet from y was retrieved: its slot is free again."""
-    fc_static.take_out(S, b, x, y)
-    S.fc[b, pair(S, b, x, y), F_CURRENT] -= 1
+    fc_static.take_out(S, b, x, q)
+    S.fc[b, q, F_CURRENT] -= 1
     S.fcr[b, x, R_AVAIL] += 1
 
 
 @inner
-def _activity(S, par, b, x, y):
-    q = pair(S, b, x, y)
+def _activity(S, par, b, x, y, q):
     if S.fc[b, q, F_BLOCKED] != 0:
         if S.fc[b, q, F_CURRENT] < par[b, P_CREDIT_SLOTS]:
             S.fc[b, q, F_RETRIEVED] -= 1
             _grant(S, b, x, q, 1)
-            promise_credits(S, b, x, y, 1)
+            promise_credits(S, b, x, y, q, 1)
             return 2
         return 1
-    return _regular_thresholds(S, par, b, x, y)
+    return _regular_thresholds(S, par, b, x, y, q)
 
 
 @inner
-def on_retrieved(S, par, b, x, y):
+def on_retrieved(S, par, b, x, y, q):
     """x retrieved a data packet from y. Costs one credit operation, as in the static protocol
     (count the packet, compare with the threshold); thresholds and steals cost more."""
-    _slot_management(S, b, x, y)
-    return _activity(S, par, b, x, y)
+    _slot_management(S, b, x, q)
+    return _activity(S, par, b, x, y, q)
 
 
 @inner
-def _unblock(S, par, b, x, y, k):
+def _unblock(S, par, b, x, y, q, k):
     """The compulsory response of y returned k credits: rebuild y's FIFO (docstring item 4).
     Returns credit operations."""
     c = par[b, P_CREDIT_SLOTS]
-    q = pair(S, b, x, y)
     S.fc[b, q, F_CURRENT] -= k
     S.fcr[b, x, R_AVAIL] += k
     S.fc[b, q, F_A_RESP_GOT] += k
@@ -319,7 +339,7 @@ def _unblock(S, par, b, x, y, k):
         t = min(c - held, S.fcr[b, x, R_AVAIL])
         if t > 0:
             _grant(S, b, x, q, t)
-            promise_credits(S, b, x, y, t)
+            promise_credits(S, b, x, y, q, t)
             held += t
     for i in range(c + 1):
         S.fc[b, q, F_FIFO + i] = 1
@@ -328,13 +348,12 @@ def _unblock(S, par, b, x, y, k):
     S.fc[b, q, F_PIGGY] = 0
     # packets retrieved while y was blocked may already reach the new current threshold; y may
     # have no credit left to send another packet that would trigger the check
-    return _regular_thresholds(S, par, b, x, y)
+    return _regular_thresholds(S, par, b, x, y, q)
 
 
 @inner
-def _flush_flags(S, b, x, y):
+def _flush_flags(S, b, x, y, q):
     """Credits arrived from y: release withheld compulsory packets, the request first."""
-    q = pair(S, b, x, y)
     spare = S.fc[b, q, F_OWNED]
     if S.fc[b, q, F_REQ_FLAG] != 0 and spare > 0:
         S.fc[b, q, F_REQ_FLAG] = 0
@@ -346,28 +365,33 @@ def _flush_flags(S, b, x, y):
 
 
 @inner
-def on_control(S, par, b, x, y, ctype, k):
+def on_control(S, par, b, x, y, q, ctype, k):
     """x retrieved a control packet from y (or piggybacked credits): 6.5.4."""
     if ctype == CT_CREDIT or ctype == CT_PIGGYBACK:
-        fc_static.got_credits(S, b, x, y, ctype, k)
-        _flush_flags(S, b, x, y)
+        fc_static.got_credits(S, b, q, ctype, k)
+        _flush_flags(S, b, x, y, q)
         return 1
+    return _compulsory(_lists(S), par, b, x, y, q, ctype, k)
+
+
+@outlined
+def _compulsory(S, par, b, x, y, q, ctype, k):
+    """x retrieved a compulsory request or response from y. S: the arrays of _Lists."""
     # requests and responses used a credit: slot management and activity control first
-    _slot_management(S, b, x, y)
-    ops = _activity(S, par, b, x, y)
+    _slot_management(S, b, x, q)
+    ops = _activity(S, par, b, x, y, q)
     if ctype == CT_REQUEST:
         queue_ctrl(S, b, x, y, CT_RESPONSE)
         return ops + 1
-    return ops + _unblock(S, par, b, x, y, k)
+    return ops + _unblock(S, par, b, x, y, q, k)
 
 
 @inner
-def payload(S, par, b, x, y, ctype):
+def payload(S, par, b, q, ctype):
     """What the control packet x writes to y now carries, or -1: withheld for lack of a
     credit (its flag is set; a credit from y queues it again)."""
     if ctype == CT_CREDIT:
-        return fc_static.credit_payload(S, b, x, y)
-    q = pair(S, b, x, y)
+        return fc_static.credit_payload(S, b, q)
     if S.fc[b, q, F_OWNED] <= 0:
         S.fc[b, q, F_REQ_FLAG if ctype == CT_REQUEST else F_RESP_FLAG] = 1
         return -1
@@ -383,9 +407,8 @@ def payload(S, par, b, x, y, ctype):
 
 
 @inner
-def piggyback(S, par, b, x, y):
+def piggyback(S, par, b, x, y, q):
     """Credits x piggybacks on the last packet of a message to y (docstring item 6)."""
-    q = pair(S, b, x, y)
     avail = S.fcr[b, x, R_AVAIL]
     r = S.fc[b, q, F_RETRIEVED]
     h = _head(S, b, q)
@@ -393,7 +416,7 @@ def piggyback(S, par, b, x, y):
         return 0
     p = S.fc[b, q, F_PIGGY]
     if r + p >= h:                                   # threshold reached the piggyback way
-        _monitor(S, par, b, x, y)
+        _monitor(S, par, b, x, y, q)
         tn = _new_threshold(S, par, b, q)
         g = tn - (h - r)
         if g >= 0:                                   # adjustment by deficit

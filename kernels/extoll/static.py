@@ -12,14 +12,16 @@ A send that finds no credits writes what it can and waits (the host kernel). Pig
 sender, when there is room, and the counter restarts.
 
 Parameters (per member): P_QUOTA, P_RETURN_THRESHOLD, P_CREDIT_SLOTS, P_DATA_REGION (see
-extoll_vec.protocols.extoll.static.layout). Fields: extoll_vec/protocols/fc_layout.py.
+extoll_vec.protocols.extoll.static.layout). Fields: extoll_vec/protocols/fc_layout.py. q is the
+entry of pair (x, y), looked up once by the hook (kernels/extoll/hooks.py): an entry never moves
+(kernels/pairs.py), and every lookup is code the compiler must build again.
 """
 from extoll_vec.dtypes import CT_CREDIT, CT_PIGGYBACK, ERR_INVARIANT, PIGGYBACK_MAX, PK_CTRL
 from extoll_vec.kernels.fc_fields import (F_A_GIVEN, F_A_GOT, F_A_RETR, F_A_SENT, F_CRPK,
                                           F_INMB, F_OWNED, F_QUEUED, F_RETRIEVED, PAIR_FIELDS,
                                           R_MBDATA, promise_credits)
 from extoll_vec.kernels.jit import inner
-from extoll_vec.kernels.pairs import pair, row
+from extoll_vec.kernels.pairs import row
 from extoll_vec.protocols.extoll.params import P_CREDIT_SLOTS, P_DATA_REGION, P_QUOTA, P_RETURN_THRESHOLD
 
 # err_info[3] codes of a region check that failed (err_info = [receiver, sender, value, code])
@@ -53,10 +55,9 @@ def fail(S, b, x, y, value, code):
 
 
 @inner
-def on_arrival(S, par, b, x, y, kind, ctype, grant):
+def on_arrival(S, par, b, x, y, q, kind, ctype, grant):
     """The NIC wrote a packet from y into x's mailbox: account for its region. `grant` is what
     y may hold there at most (static: the credit quota; dynamic: its current credits)."""
-    q = pair(S, b, x, y)   # one lookup per function: an entry never moves (kernels/pairs.py)
     if kind == PK_CTRL and ctype == CT_CREDIT:
         S.fc[b, q, F_CRPK] += 1
         if S.fc[b, q, F_CRPK] > par[b, P_CREDIT_SLOTS]:
@@ -71,17 +72,15 @@ def on_arrival(S, par, b, x, y, kind, ctype, grant):
 
 
 @inner
-def on_sent(S, b, x, y):
-    q = pair(S, b, x, y)
+def on_sent(S, b, q):
     S.fc[b, q, F_OWNED] -= 1
     S.fc[b, q, F_A_SENT] += 1
     return 1
 
 
 @inner
-def take_out(S, b, x, y):
+def take_out(S, b, x, q):
     """A credit-consuming packet from y left x's mailbox (the first half of retrieving it)."""
-    q = pair(S, b, x, y)
     S.fc[b, q, F_INMB] -= 1
     S.fcr[b, x, R_MBDATA] -= 1
     S.fc[b, q, F_A_RETR] += 1
@@ -89,22 +88,20 @@ def take_out(S, b, x, y):
 
 
 @inner
-def on_retrieved(S, par, b, x, y):
+def on_retrieved(S, par, b, x, y, q):
     """x retrieved a data packet from y: count it; at the threshold, return a credit packet."""
-    take_out(S, b, x, y)
+    take_out(S, b, x, q)
     t = par[b, P_RETURN_THRESHOLD]
-    q = pair(S, b, x, y)
     if S.fc[b, q, F_RETRIEVED] >= t:
         S.fc[b, q, F_RETRIEVED] -= t
-        promise_credits(S, b, x, y, t)
+        promise_credits(S, b, x, y, q, t)
         return 2
     return 1
 
 
 @inner
-def credit_payload(S, b, x, y):
+def credit_payload(S, b, q):
     """The credit packet x writes to y now carries every credit promised so far."""
-    q = pair(S, b, x, y)
     k = S.fc[b, q, F_QUEUED]
     S.fc[b, q, F_QUEUED] = 0
     S.fc[b, q, F_A_GIVEN] += k
@@ -112,9 +109,8 @@ def credit_payload(S, b, x, y):
 
 
 @inner
-def piggyback(S, b, x, y):
+def piggyback(S, b, q):
     """Credits x piggybacks on the last packet of a message to y: its retrieved count."""
-    q = pair(S, b, x, y)
     k = min(S.fc[b, q, F_RETRIEVED], PIGGYBACK_MAX)
     if k > 0:
         S.fc[b, q, F_RETRIEVED] -= k
@@ -123,10 +119,9 @@ def piggyback(S, b, x, y):
 
 
 @inner
-def got_credits(S, b, x, y, ctype, k):
+def got_credits(S, b, q, ctype, k):
     """x takes k credits from y (a credit packet leaves the credit region; piggybacked credits
     use no slot of their own)."""
-    q = pair(S, b, x, y)
     if ctype == CT_CREDIT:
         S.fc[b, q, F_CRPK] -= 1
     S.fc[b, q, F_OWNED] += k
@@ -134,7 +129,7 @@ def got_credits(S, b, x, y, ctype, k):
 
 
 @inner
-def on_control(S, b, x, y, ctype, k):
+def on_control(S, b, q, ctype, k):
     if ctype == CT_CREDIT or ctype == CT_PIGGYBACK:
-        got_credits(S, b, x, y, ctype, k)
+        got_credits(S, b, q, ctype, k)
     return 1

@@ -35,18 +35,20 @@ def on_sent(S, par, b, r, dst, h, delayed):
 
 @inner
 def on_retrieved(S, par, b, r, src):
-    S.fc[b, pair(S, b, r, src), F_RETRIEVED] += 1
-    if S.fc[b, pair(S, b, r, src), F_RETRIEVED] >= par[b, P_WINDOW_THRESHOLD] and S.fc[b, pair(S, b, r, src), F_QUEUED] == 0:
-        S.fc[b, pair(S, b, r, src), F_QUEUED] = 1
+    i = pair(S, b, r, src)   # one lookup per function: an entry never moves (kernels/pairs.py)
+    S.fc[b, i, F_RETRIEVED] += 1
+    if S.fc[b, i, F_RETRIEVED] >= par[b, P_WINDOW_THRESHOLD] and S.fc[b, i, F_QUEUED] == 0:
+        S.fc[b, i, F_QUEUED] = 1
         queue_ctrl(S, b, r, src, CT_CREDIT)
     return par[b, P_CREDIT]
 
 
 @inner
 def ctrl_payload(S, par, b, r, dst, ctype):
-    n = S.fc[b, pair(S, b, r, dst), F_RETRIEVED]
-    S.fc[b, pair(S, b, r, dst), F_RETRIEVED] = 0
-    S.fc[b, pair(S, b, r, dst), F_QUEUED] = 0
+    i = pair(S, b, r, dst)
+    n = S.fc[b, i, F_RETRIEVED]
+    S.fc[b, i, F_RETRIEVED] = 0
+    S.fc[b, i, F_QUEUED] = 0
     return n
 
 

@@ -88,9 +88,10 @@ def on_arrival(S, par, b, r, src, kind, ctype):
 
 
 @inner
-def _carrier(S, par, b, r, dst):
-    """Will a message r writes soon carry its credits to dst (a queued send with a credit)?"""
-    if S.fc[b, pair(S, b, r, dst), I_CREDITS] <= 0:
+def _carrier(S, par, b, r, dst, i):
+    """Will a message r writes soon carry its credits to dst (a queued send with a credit)?
+    i: the entry of pair (r, dst)."""
+    if S.fc[b, i, I_CREDITS] <= 0:
         return False
     for k in range(S.sq_cnt[b, r]):
         if S.sd_dst[b, r, S.sq[b, r, k]] == dst:
@@ -99,15 +100,15 @@ def _carrier(S, par, b, r, dst):
 
 
 @inner
-def _maybe_ecm(S, par, b, r, src):
+def _maybe_ecm(S, par, b, r, src, i):
     """An explicit credit message when r owes src the threshold (or, with protocol.ecm_clamp,
     every buffer it posted for src, so that fewer buffers than the threshold cannot deadlock)
-    and nothing goes back."""
-    i = pair(S, b, r, src)
+    and nothing goes back. i: the entry of pair (r, src), looked up once by the hook (an entry
+    never moves, kernels/pairs.py)."""
     need = par[b, P_ECM]
     if par[b, P_ECM_CLAMP] != 0 and S.fc[b, i, I_POSTED] < need:
         need = S.fc[b, i, I_POSTED]
-    if S.fc[b, i, I_OWED] >= need and S.fc[b, i, I_ECM_Q] == 0 and not _carrier(S, par, b, r, src):
+    if S.fc[b, i, I_OWED] >= need and S.fc[b, i, I_ECM_Q] == 0 and not _carrier(S, par, b, r, src, i):
         S.fc[b, i, I_ECM_Q] = 1
         queue_ctrl(S, b, r, src, CT_CREDIT)
 
@@ -120,7 +121,7 @@ def on_retrieved(S, par, b, r, src):
         return 0
     S.fc[b, i, I_A_RETR] += 1
     S.fc[b, i, I_OWED] += 1
-    _maybe_ecm(S, par, b, r, src)
+    _maybe_ecm(S, par, b, r, src, i)
     return par[b, P_CREDIT]
 
 
@@ -154,10 +155,9 @@ def snapshot_field(S, par, b):
 
 # ---- the HCAs ---------------------------------------------------------------------------------
 @inner
-def _take_credits(S, b, x, y, k, now):
-    """Rank x receives k credits for its connection to y (piggybacked on a message or on the
+def _take_credits(S, b, x, i, k, now):
+    """Rank x receives k credits for its connection i (piggybacked on a message or on the
     rendezvous reply): its blocked sends may go."""
-    i = pair(S, b, x, y)
     S.fc[b, i, I_CREDITS] += k
     S.fc[b, i, I_A_GOT] += k
     wake_rank(S, b, x, now)
@@ -228,7 +228,7 @@ def _grow(S, par, b, r, src, j, now):
     if cur + add > S.fc[b, j, I_MAXPOSTED]:
         S.fc[b, j, I_MAXPOSTED] = cur + add
     S.fc[b, j, I_OWED] += add
-    _maybe_ecm(S, par, b, r, src)
+    _maybe_ecm(S, par, b, r, src, j)
     wake_rank(S, b, r, now)
 
 
@@ -241,15 +241,17 @@ def _into_buffer(kind):
 @inner
 def nic_may_inject(S, T, par, b, node, h, now):
     kind = S.pk[b, h].kind
-    if _into_buffer(kind):
-        i = pair(S, b, S.pk[b, h].src, S.pk[b, h].dst)
-        if S.fc[b, i, I_RNR_WAIT] != 0:     # the connection waits for its retry: behind
-            _keep(S, b, i, h)               # the packets to send again
-            S.nic_kept[b, node] += 1
-            return INJ_TAKEN
-    if (kind == PK_RMA_GET or kind == PK_REPLY) and par[b, P_SCHEME] != 0:
+    into = _into_buffer(kind)
+    owes = (kind == PK_RMA_GET or kind == PK_REPLY) and par[b, P_SCHEME] != 0
+    if not into and not owes:
+        return 0
+    i = pair(S, b, S.pk[b, h].src, S.pk[b, h].dst)
+    if into and S.fc[b, i, I_RNR_WAIT] != 0:   # the connection waits for its retry: behind
+        _keep(S, b, i, h)                      # the packets to send again
+        S.nic_kept[b, node] += 1
+        return INJ_TAKEN
+    if owes:
         # the rendezvous reply carries the receiver's credits to the data's sender (4.2)
-        i = pair(S, b, S.pk[b, h].src, S.pk[b, h].dst)
         k = S.fc[b, i, I_OWED]
         if k > 0:
             S.pk_pf[b, h, PF_CREDITS] += k
@@ -274,7 +276,8 @@ def nic_on_eject(S, T, par, b, node, h, now):
     if kind == PK_RMA_GET:
         k = S.pk_pf[b, h, PF_CREDITS]
         if k > 0:
-            _take_credits(S, b, S.pk[b, h].dst, S.pk[b, h].src, k, now)
+            x = S.pk[b, h].dst
+            _take_credits(S, b, x, pair(S, b, x, S.pk[b, h].src), k, now)
         return EJ_ACCEPT
     if not _into_buffer(kind):
         return EJ_ACCEPT
@@ -298,7 +301,7 @@ def nic_on_eject(S, T, par, b, node, h, now):
     S.fc[b, i, I_MSGS] += 1
     k = S.pk_pf[b, h, PF_CREDITS]
     if k > 0:
-        _take_credits(S, b, r, src, k, now)
+        _take_credits(S, b, r, j, k, now)
     if S.pk_pf[b, h, PF_BACKLOG] != 0:
         S.fc[b, j, I_FLAGGED] += 1
         if par[b, P_SCHEME] == 2:
