@@ -1,6 +1,7 @@
 """Sweeps on a real distributed LocalCluster (worker processes) into real zarr stores:
-1 vs 2 workers bit-identical, a worker killed mid-sweep, Ctrl-C and resume, failing points,
-and the CLI end to end (a subprocess interrupted with SIGINT, then rerun)."""
+1 vs 2 workers bit-identical, Ctrl-C and resume, failing points, and the CLI end to end (a
+subprocess interrupted with SIGINT, then rerun). Workers killed mid-sweep:
+test_sweep_lost_workers.py."""
 from __future__ import annotations
 
 import os
@@ -102,33 +103,6 @@ def test_failing_point_is_isolated_and_reported(tmp_path, client2):
     assert "deadlock" in res.failed[0][1]
     assert read_completed(path).tolist() == [True, False, True]
     assert res.computed == 2 and not res.complete
-
-
-def test_killed_worker_is_replaced_and_its_batch_rerun(tmp_path, client2):
-    sw = build_sweep(SLOW)
-    path = tmp_path / "kill.zarr"
-    killed = []
-
-    def kill_a_busy_worker(points, result):
-        if killed:
-            return
-        busy = [w for w, keys in client2.processing().items() if keys]
-        assert busy, "no worker is running a batch"
-        pid = client2.run(os.getpid, workers=[busy[0]])[busy[0]]
-        os.kill(pid, signal.SIGKILL)
-        killed.append(pid)
-
-    res = run_sweep(sw, path, client2, quiet=True, max_batch=1, on_batch=kill_a_busy_worker)
-    assert killed and res.complete and not res.failed
-    client2.wait_for_workers(2, timeout=60)
-    pids = set(client2.run(os.getpid).values())
-    assert killed[0] not in pids and len(pids) == 2     # the nanny started a new worker
-    from extoll_vec.engine import simulate
-    direct = simulate(list(sw.configs))
-    ds = open_sweep(path).load()
-    assert ds.completed.values.all()
-    for name in direct.data_vars:
-        np.testing.assert_array_equal(ds[name].values, direct[name].values, err_msg=name)
 
 
 def test_smoke_sweep_through_the_cli(tmp_path, capsys):
