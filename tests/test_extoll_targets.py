@@ -83,7 +83,7 @@ def test_extoll_static_overhead(out):
 
 
 def test_extoll_table2_break_even_points_are_the_papers(out):
-    """Table 2 from its own sweep (32 ranks, 5 messages per pair, every buffer 38-66): no
+    """Table 2 from its own sweep (16 ranks, 5 messages per pair, every buffer 38-66): no
     alltoall send waits for credits from exactly the buffer the protocol's arithmetic predicts,
     and for 2-5 credit slots that is the paper's Table 2 (= Eq. 5)."""
     t2 = run_target(out, "extoll_table2")
