@@ -228,14 +228,19 @@ def get_target(name: str) -> Target:
     return targets[name]
 
 
-def compute(name: str, path=None, out_dir=None, rows=None) -> Table:
+def compute(name: str, path=None, out_dir=None, rows=None, dataset=None) -> Table:
     """Target `name` from the result store at `path` (None only for targets that need none),
     or from the completed points of a list of stores read as one (store.open_merged: replicates
     of one spec spread over stores), or from the per-point row files `rows` (paths of CSV
     files a run of the target wrote; targets with a rows_reader).
 
     With out_dir, a target whose function takes ``out_dir`` writes its own files there (CSV,
-    figures); for any other target the table is written as ``out_dir/NAME.csv``."""
+    figures); for any other target the table is written as ``out_dir/NAME.csv``.
+
+    dataset: the Dataset of `path` as the caller already opened and read or checked it
+    (open_checked; `tables --out` reads the store once for the table and its report, a sweep
+    sums up the store it has just written or deep-checked): not checked, opened or closed
+    here."""
     tgt = get_target(name)
     if rows is not None:
         if tgt.from_rows is None:
@@ -256,18 +261,15 @@ def compute(name: str, path=None, out_dir=None, rows=None) -> Table:
         elif path is None:
             table = tgt.compute(None, **kwargs)
         else:
-            from ..sweep.store import check_store, open_merged, open_sweep
-            many = isinstance(path, (list, tuple))
-            for p in (path if many else [path]):
-                check_store(p, "read")
-            ds = open_merged(path) if many else open_sweep(path)
+            ds = open_checked(path) if dataset is None else dataset
             try:
                 lacking = tgt.needs.missing(ds)
                 if lacking is not None:
                     raise refusal(ds, name, tgt.needs.what, lacking)
                 table = tgt.compute(ds, **kwargs)
             finally:
-                ds.close()
+                if dataset is None:
+                    ds.close()
         if out_dir is not None and not own:
             out = Path(out_dir)
             out.mkdir(parents=True, exist_ok=True)
@@ -278,6 +280,30 @@ def compute(name: str, path=None, out_dir=None, rows=None) -> Table:
         raise ConfigError("--out", f"cannot write into {out_dir}: "
                           f"{exc.strerror or exc}") from None
     return table
+
+
+def open_checked(path, load: bool = False):
+    """The Dataset of the store at `path` (or of a list of stores read as one:
+    store.open_merged), checked whole first (store.check_store, deep: configs parse, chunks
+    decode): a damaged store is refused naming its array or attribute. load=True reads it into
+    memory, which decodes every chunk: the check then skips them, and only a failed read
+    checks them, for its message."""
+    from ..errors import StoreError
+    from ..sweep.store import _short, check_store, open_merged, open_sweep
+    many = isinstance(path, (list, tuple))
+    paths = list(path) if many else [path]
+    for p in paths:
+        check_store(p, "read", decode=not load)
+    ds = open_merged(paths) if many else open_sweep(path)
+    if not load:
+        return ds
+    try:
+        return ds.load()
+    except Exception as exc:  # noqa: BLE001 - codecs raise many types for a damaged chunk
+        ds.close()
+        for p in paths:
+            check_store(p, "read")
+        raise StoreError(paths[0], f"cannot be read ({_short(exc, 60)})") from None
 
 
 def compute_from_store(name: str, path) -> Table:

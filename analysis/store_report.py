@@ -45,30 +45,19 @@ def _run(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output is not None else default_output(args.store)
     check_output(out, "-o", directory=False)
     with _Writer(out, "-o") as writer:        # an unwritable -o: refused before the work
-        from ..sweep.store import open_sweep
+        from .registry import open_checked
         try:
-            ds = open_sweep(args.store)
+            ds = open_checked(args.store, load=True)
         except StoreError as exc:     # its hint names tables' option; here STORE is positional
             raise StoreError(exc.path, exc.message.replace(" (--from)", "")) from None
         try:
-            report = build_report(_loaded(ds, args.store), args.store)
+            report = build_report(ds, args.store)
         finally:
             ds.close()
         from .report_html import page
         writer.write(page(report))
     print(f"wrote {out}")
     return 0
-
-
-def _loaded(ds, where):
-    """The store's data in memory; a chunk that cannot be read is named by the deep check
-    (sweep.store.check_store), as `tables --from` names it."""
-    try:
-        return ds.load()
-    except Exception as exc:  # noqa: BLE001 - codecs raise many types for a damaged chunk
-        from ..sweep.store import _short, check_store
-        check_store(where, "read")
-        raise StoreError(where, f"cannot be read ({_short(exc, 60)})") from None
 
 
 class _Writer:
@@ -221,10 +210,11 @@ def _command(attrs, where, is_sweep: bool) -> tuple[str, str]:
             "CONFIG.yaml, this command runs it again).")
 
 
-def write_target_page(name: str, table, store, out_dir, since: float) -> Path:
+def write_target_page(name: str, table, store, out_dir, since: float, ds=None) -> Path:
     """DIR/NAME.html for `tables NAME --out DIR`: the target's table and the NAME.png it wrote
     (if written since `since`, a time.time()), then the report of the store it read (one
-    store, several merged, or none: --from-rows and targets without a store)."""
+    store, several merged, or none: --from-rows and targets without a store); ds: that
+    store's Dataset, already in memory (registry.open_checked), else it is read here."""
     from .report_html import Report, page
     out = Path(out_dir) / f"{name}.html"
     png = Path(out_dir) / f"{name}.png"
@@ -239,15 +229,17 @@ def write_target_page(name: str, table, store, out_dir, since: float) -> Path:
             report = Report(title=f"{table.title.split(':')[0]} (target)", lead="", facts=[],
                             summary=None, target=table, target_pngs=pngs)
         else:
-            from ..sweep.store import open_merged, open_sweep
+            from .registry import open_checked
             many = isinstance(store, (list, tuple)) and len(store) > 1
             if isinstance(store, (list, tuple)) and not many:
                 store = store[0]
-            ds = open_merged(store) if many else open_sweep(store)
+            own = ds is None
+            ds = open_checked(store, load=True) if own else ds
             try:
-                report = build_report(_loaded(ds, store), store, table, pngs, log=not many)
+                report = build_report(ds, store, table, pngs, log=not many)
             finally:
-                ds.close()
+                if own:
+                    ds.close()
         writer.write(page(report))
     return out
 

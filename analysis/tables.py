@@ -44,7 +44,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .registry import compute, get_target, load_targets
+    from .registry import compute, get_target, load_targets, open_checked
     if args.name is None:
         targets = load_targets()
         width = max(map(len, targets), default=0)
@@ -66,11 +66,18 @@ def _run(args: argparse.Namespace) -> int:
         store = run_target_sweep(tgt, args.out_dir, args.quick, args.cluster, args.workers,
                                  args.quiet, args.sets, args.max_points)
     since = time.time()
-    table = compute(args.name, store, out_dir=args.out_dir, rows=args.rows)
-    print(table.to_text())
-    if args.out_dir is not None:
-        from .store_report import write_target_page
-        print(f"wrote {write_target_page(args.name, table, store, args.out_dir, since)}")
+    # with --out the store's report reads all of it: read it once, for the table too
+    ds = (open_checked(store, load=True)
+          if args.out_dir is not None and store is not None and args.rows is None else None)
+    try:
+        table = compute(args.name, store, out_dir=args.out_dir, rows=args.rows, dataset=ds)
+        print(table.to_text())
+        if args.out_dir is not None:
+            from .store_report import write_target_page
+            print(f"wrote {write_target_page(args.name, table, store, args.out_dir, since, ds)}")
+    finally:
+        if ds is not None:
+            ds.close()
     if args.output:
         out = Path(args.output)
         try:

@@ -281,15 +281,26 @@ def _run(args: argparse.Namespace) -> int:
     if args.output is None:
         raise ConfigError("-o", "required: the sweep's result store, e.g. -o out/sweep.zarr "
                                 "(or --dry-run)")
-    from ..analysis.registry import compute_from_store
     try:
         execute(sweep, args.output, cluster, overwrite=args.overwrite, quiet=args.quiet,
                 size=size, memory=memory)
     except SimulationError:
-        print(compute_from_store("summary", args.output).to_text())  # what did complete
+        print(_summary(args.output))  # what did complete
         raise
-    print(compute_from_store("summary", args.output).to_text())
+    print(_summary(args.output))
     return 0
+
+
+def _summary(path) -> str:
+    """The summary table of the store this command has just written (or deep-checked when it
+    resumed it: store.check_same_sweep), so its chunks are not decoded once more first."""
+    from ..analysis.registry import compute
+    from .store import open_sweep
+    ds = open_sweep(path)
+    try:
+        return compute("summary", path, dataset=ds).to_text()
+    finally:
+        ds.close()
 
 
 def register_cli(register) -> None:

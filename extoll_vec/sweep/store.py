@@ -223,7 +223,7 @@ def _json_file(loc, *parts: str):
 
 
 def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | None = None,
-                deep: bool = True) -> None:
+                deep: bool = True, decode: bool = True) -> None:
     """StoreError, in one line naming the array, attribute or path and what to do, unless the
     existing store at `path` is a whole extoll-vec result store; reads only, changes nothing.
 
@@ -235,7 +235,8 @@ def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | 
     variable of dataset.SCHEMA, the config coordinates, the sweep axes' coordinates and
     ``completed`` (sweep stores) present, in the store's metadata and on disk, with their
     dimensions, data types and shapes (one size per dimension; ``point``: one per config); with
-    deep=True, every chunk of every array decodes. A store without consolidated metadata is
+    deep=True, every config parses and (unless decode=False: the caller reads every chunk
+    itself) every chunk of every array decodes. A store without consolidated metadata is
     read through its arrays' own metadata (valid); a symbolic link is followed. `path`: a
     local path or a URL (storage.location)."""
     from ..config import ADDED_FIELDS, from_dict
@@ -414,7 +415,7 @@ def check_store(path: str | os.PathLike, for_what: str = "read", sweep: Sweep | 
                 raise bad(f"damaged store: array {name} has shape "
                           f"{tuple(s for _, s in pairs)}: {s} along {d}, where the store has "
                           f"{has}")
-    if deep:
+    if deep and decode:
         _check_chunks(loc, order, bad)
 
 
