@@ -305,7 +305,3 @@ def open_checked(path, load: bool = False):
             check_store(p, "read")
         raise StoreError(paths[0], f"cannot be read ({_short(exc, 60)})") from None
 
-
-def compute_from_store(name: str, path) -> Table:
-    """Target `name` computed from the result store at `path` (no simulation)."""
-    return compute(name, path)

@@ -115,8 +115,8 @@ def test_the_page_renders_its_tables_and_figures_in_a_browser(report, capsys):
         assert loaded == "1" and w >= 300 and h >= 200, images
 
     # the summary table as the browser read it: the completed points, as `sweep` prints them
-    from extoll_vec.analysis.registry import compute_from_store
-    table = compute_from_store("summary", store)
+    from extoll_vec.analysis.registry import compute
+    table = compute("summary", store)
     assert f'data-summary-rows="{len(table.rows)}"' in body
     rows = re.findall(r'<tr data-point="(\d+)">(.*?)</tr>', dom.split('id="failed"')[0], re.S)
     assert [int(p) for p, _ in rows] == [r[0] for r in table.rows]
