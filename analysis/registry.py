@@ -304,4 +304,3 @@ def open_checked(path, load: bool = False):
         for p in paths:
             check_store(p, "read")
         raise StoreError(paths[0], f"cannot be read ({_short(exc, 60)})") from None
-
