@@ -33,7 +33,9 @@ before any data. State: fc int32 [B, NR, NR, K], fcr int32 [B, NR, KR] (per pair
 NIC, router and timer hooks (called only if the member's par[P_HOOKS] has their bit H_*):
 - nic_may_inject(S, T, par, b, node, h, now)  the NIC would inject its FIFO head h now (it has
       the link credits): 0 inject, t > now retry at t (throttle), INJ_HOLD wait until the
-      protocol calls common.request_tx
+      protocol calls common.request_tx; a polling NIC's processor (Protocol.nic_polls) asks
+      it through nic_may_inject_polled, which dispatches to the polling protocols only (and
+      nic_may_inject to the others: each call site inlines only the hooks that run there)
 - nic_on_eject(S, T, par, b, node, h, now)    packet h is next in node's ejection buffer:
       EJ_ACCEPT (handled as usual), EJ_HOLD (stop draining, back-pressure, until
       common.drain_at), EJ_CONSUMED (the protocol took it; the core frees it). A protocol
@@ -55,7 +57,7 @@ record's node_params), pk_pf int32 [B, NPK, PF] the packet fields the protocol d
 the protocol's own scalar parameters in par[P_PP0..] (or slots of its own).
 """
 from extoll_vec.kernels.dispatch import (ctrl_payload, eager_ok, fc_init, may_send,  # noqa: F401
-                                         nic_may_inject, nic_on_eject,
+                                         nic_may_inject, nic_may_inject_polled, nic_on_eject,
                                          nic_on_host, nic_on_sent, on_arrival, on_control,
                                          on_mc_retrieved, on_retrieved, on_sent, on_timer, piggyback,
                                          router_on_forward, snapshot_field)

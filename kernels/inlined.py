@@ -9,6 +9,11 @@ finishing it only links its callees' IR into it; the module passes and the machi
 left to the entry point, which optimises each function of its call tree once. An outlined
 kernel is built the same way and marked `noinline`: it stays one function of its own inside
 the entry point's library.
+
+An entry point's library (`EntryLibrary`) runs Numba's module pipeline without LLVM's loop
+vectorizer: the event loop has no loop it vectorizes, and its analysis of every loop of the
+inlined kernels cost about 4 % of a build (lab/compile_time.md). Only the kernels' libraries:
+Numba's setting for other code in the process is left alone.
 """
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
@@ -53,6 +58,46 @@ class _NoEnvironment:
         return getattr(self._codegen, name)
 
 
+class EntryLibrary(JITCodeLibrary):
+    """An entry point's library: its final module optimised without the loop vectorizer."""
+
+    def _optimize_final_module(self):
+        codegen = self._codegen
+        self._codegen = _NoLoopVectorizer(codegen)
+        try:
+            super()._optimize_final_module()
+        finally:
+            self._codegen = codegen
+
+
+class _NoLoopVectorizer:
+    """The codegen, but its module pass managers never vectorize loops."""
+
+    def __init__(self, codegen):
+        self._codegen = codegen
+
+    def _module_pass_manager(self, **kwargs):
+        return self._codegen._module_pass_manager(**{**kwargs, "loop_vectorize": False})
+
+    def __getattr__(self, name):
+        return getattr(self._codegen, name)
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class EntryLowering(LoweringPass):
+    _name = "extoll_vec_entry_library"
+
+    def __init__(self):
+        LoweringPass.__init__(self)
+
+    def run_pass(self, state):
+        if state.library is None:
+            codegen = state.targetctx.codegen()
+            state.library = EntryLibrary(codegen, state.func_id.func_qualname)
+            state.library.enable_object_caching()   # as NativeLowering's own (cache=True)
+        return False
+
+
 @register_pass(mutates_CFG=False, analysis_only=False)
 class InlineOnlyLowering(LoweringPass):
     _name = "extoll_vec_inline_only_library"
@@ -78,6 +123,14 @@ class MarkNotInlined(LoweringPass):
         fn = state.library._final_module.get_function(state.cr.fndesc.mangled_name)
         fn.add_function_attribute("noinline")
         return False
+
+
+class EntryCompiler(CompilerBase):
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.add_pass_after(EntryLowering, AnnotateTypes)   # the pass before NativeLowering
+        pm.finalize()
+        return [pm]
 
 
 class InlineOnlyCompiler(CompilerBase):

@@ -1,7 +1,8 @@
 """The decorators of every kernel: one place for the compile options.
 
 - ``entry``: a kernel the engine calls from Python (sim.start, sim.advance). It takes the
-  State and Topology tuples and hands the kernels a reference to them (byref.py).
+  State and Topology tuples and hands the kernels a reference to them (byref.py). Its
+  library is optimised without the loop vectorizer (inlined.py).
   ``nogil=True``: one call can run for minutes (a chunk of cycles of a batch of 1024-rank
   points); holding the GIL that long stops every other thread of the process, and a Dask
   worker whose heartbeat thread is stopped for minutes is declared dead and restarted, its
@@ -27,12 +28,12 @@ allocate, and without reference counting a State access costs no atomic operatio
 """
 from numba import njit
 
-from extoll_vec.kernels.inlined import InlineOnlyCompiler, OutlinedCompiler
+from extoll_vec.kernels.inlined import EntryCompiler, InlineOnlyCompiler, OutlinedCompiler
 
 _KERNEL = dict(_nrt=False, error_model="numpy")
 _NOT_FROM_PYTHON = dict(cache=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
-entry = njit(cache=True, nogil=True, **_KERNEL)
+entry = njit(cache=True, nogil=True, pipeline_class=EntryCompiler, **_KERNEL)
 inner = njit(forceinline=True, pipeline_class=InlineOnlyCompiler, **_NOT_FROM_PYTHON, **_KERNEL)
 outlined = njit(forceinline=False, pipeline_class=OutlinedCompiler, **_NOT_FROM_PYTHON,
                 **_KERNEL)

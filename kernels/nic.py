@@ -77,7 +77,7 @@ def nic_poll(S, T, par, b, n, now):
         S.nic_pollt[b, n] = -1
     Q = S.nq.shape[2]
     while S.nq_cnt[b, n] > 0:
-        t = flowctl.nic_may_inject(S, T, par, b, n, S.nq[b, n, S.nq_head[b, n]], now)
+        t = flowctl.nic_may_inject_polled(S, T, par, b, n, S.nq[b, n, S.nq_head[b, n]], now)
         if t != INJ_TAKEN:
             if t > now:
                 request_poll(S, b, n, t)

@@ -63,6 +63,11 @@ HOOKS = {
 HOOK_BITS = {"nic_may_inject": D.H_NIC_INJECT, "nic_on_eject": D.H_NIC_EJECT,
              "router_on_forward": D.H_ROUTER, "on_timer": D.H_TIMER,
              "nic_on_sent": D.H_NIC_SENT, "nic_on_host": D.H_NIC_HOST}
+# The core asks nic_may_inject in two places (kernels/nic.py): the link (nic_tx) asks a
+# protocol whose NIC does not poll, a polling NIC's processor (nic_poll) one that does
+# (Protocol.nic_polls). Each place calls a dispatch of its own protocols only, so that a hook
+# is not also compiled, inlined, where it never runs.
+POLLED = "nic_may_inject_polled"
 
 
 @dataclass(frozen=True)
@@ -276,10 +281,12 @@ def dispatch_source(names: tuple[str, ...] | None = None) -> str:
              "from extoll_vec.dtypes import P_PROTO",
              "from extoll_vec.kernels.jit import inner"]
     lines += [f"import {m} as {a}" for m, a in alias.items()]
-    for hook, (args, default) in HOOKS.items():
+    for name, hook in _dispatch_functions():
+        args, default = HOOKS[hook]
         call_args = args
-        lines += ["", "", "@inner", f"def {hook}({args}):"]
-        users = [p for p in protos if defines(p, hook)]
+        lines += ["", "", "@inner", f"def {name}({args}):"]
+        users = [p for p in protos if defines(p, hook)
+                 and (hook != "nic_may_inject" or p.nic_polls == (name == POLLED))]
         if users:
             lines.append("    proto = par[b, P_PROTO]")
         for k, p in enumerate(users):
@@ -288,6 +295,17 @@ def dispatch_source(names: tuple[str, ...] | None = None) -> str:
             lines.append(f"        return {alias[p.hooks]}.{p.prefix}{hook}({call_args})")
         lines.append(f"    {default}")
     return "\n".join(lines) + "\n"
+
+
+def _dispatch_functions() -> list[tuple[str, str]]:
+    """(function of the dispatch, the hook it calls): one per hook, and POLLED after
+    nic_may_inject."""
+    out = []
+    for hook in HOOKS:
+        out.append((hook, hook))
+        if hook == "nic_may_inject":
+            out.append((POLLED, hook))
+    return out
 
 
 def source_files() -> list[str]:
