@@ -6,8 +6,8 @@ pair differences and of the ratios B/A.
 
 A_PYTHON and B_PYTHON are interpreters of two environments, each with its own checkout
 installed (e.g. `git worktree add /tmp/base main` and a venv there). Each run is a fresh
-process that first runs a small example of the same family (kernels loaded, or compiled once
-into that checkout's cache), then times `Batch.run` of EXAMPLE (CPU seconds of the process);
+process that first advances EXAMPLE to cycle 0 (`Batch.warm`: its kernels loaded, or compiled
+once into that checkout's cache), then times `Batch.run` of it (CPU seconds of the process);
 the two builds must simulate the same cycles, events, packets and hops, or the script stops
 (--model-changed: they may differ, for a change of the model's event loop).
 This host's speed drifts between minutes, so only a pair's two runs are compared with each
@@ -40,12 +40,8 @@ def value(v):
     return v
 sets = {k: value(v) for k, v in sets.items()}
 cfg = get_example(name).replace(**sets)
-small = get_example("dragonfly-72" if cfg.topology.kind == "dragonfly" else "tiny")
-warm = {k: v for k, v in sets.items() if k.startswith("protocol.")}
-if cfg.n_ranks and cfg.protocol.mailbox_slots:  # the same slots per process
-    warm["protocol.mailbox_slots"] = cfg.protocol.mailbox_slots // cfg.n_ranks * small.n_ranks
-Batch([small.replace(**warm)]).run()   # the family's kernels, loaded outside the timing
 b = Batch([cfg])
+b.warm()   # the kernels loaded (or compiled) outside the timing: to cycle 0 simulates nothing
 c0 = time.process_time()
 b.run()
 cpu = time.process_time() - c0
@@ -59,7 +55,8 @@ def build_commit(python: str) -> str:
     """The commit of the checkout `python` runs extoll-vec from ("-dirty" if modified)."""
     where = subprocess.run([python, "-c", "import pathlib, extoll_vec; "
                             "print(pathlib.Path(extoll_vec.__file__).resolve().parents[1])"],
-                           capture_output=True, text=True, check=True).stdout.strip()
+                           capture_output=True, text=True, check=True,
+                           cwd=tempfile.gettempdir()).stdout.strip()   # (as run_pair's)
     git = ["git", "-C", where]
     rev = subprocess.run([*git, "rev-parse", "--short=10", "HEAD"], capture_output=True,
                          text=True).stdout.strip() or "unknown"

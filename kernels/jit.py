@@ -1,6 +1,6 @@
 """The decorators of every kernel: one place for the compile options.
 
-- ``entry``: a kernel the engine calls from Python (sim.start, sim.advance). It takes the
+- ``entry``: a kernel the engine calls from Python (sim.advance). It takes the
   State and Topology tuples and hands the kernels a reference to them (byref.py). Its
   library is optimised without the loop vectorizer (inlined.py).
   ``nogil=True``: one call can run for minutes (a chunk of cycles of a batch of 1024-rank

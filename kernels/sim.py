@@ -28,30 +28,27 @@ from extoll_vec.kernels.nic import (host_dma, next_gap, nic_drain, nic_poll, nic
 from extoll_vec.kernels.wheel import next_time, pending, pop_at, pull_far, release, schedule
 
 
-@entry
-def start(state, topo, par, starts):
-    """Initial events of every member: each rank's CPU runs at cycle 0 (program counter at its
+@inner
+def _start(S, T, par, starts, b):
+    """Member b's initial events: each rank's CPU runs at cycle 0 (program counter at its
     program's first row), or each node's synthetic source draws its first packet."""
-    S, T = by_ref(state), by_ref(topo)   # the kernels take the tuples by reference (byref.py)
-    B = S.now.shape[0]
-    for b in range(B):
-        flowctl.fc_init(S, T, par, b)
-        if par[b, P_SYNTH] != 0:
-            w0 = par[b, P_WARMUP]
-            S.syn_cv[b, CV_START] = w0
-            S.syn_cv[b, CV_END] = w0 + par[b, P_MEASURE]
-            S.syn_cv[b, CV_PREV] = -1
-            if par[b, P_SAMPLE] > 0:
-                schedule(S, b, w0 + par[b, P_SAMPLE], EV_SAMPLE, 0, 0, 0)
-            for n in range(T.node_router.shape[0]):
-                t = next_gap(par, S, b, n) - 1
-                if t < S.syn_cv[b, CV_END]:
-                    schedule(S, b, t, EV_GEN, n, 0, 0)
-        else:
-            for r in range(S.rk_pc.shape[1]):
-                S.rk_pc[b, r] = starts[b, r]
-                S.rk_run[b, r] = 1
-                schedule(S, b, 0, EV_RANK, r, 0, 0)
+    flowctl.fc_init(S, T, par, b)
+    if par[b, P_SYNTH] != 0:
+        w0 = par[b, P_WARMUP]
+        S.syn_cv[b, CV_START] = w0
+        S.syn_cv[b, CV_END] = w0 + par[b, P_MEASURE]
+        S.syn_cv[b, CV_PREV] = -1
+        if par[b, P_SAMPLE] > 0:
+            schedule(S, b, w0 + par[b, P_SAMPLE], EV_SAMPLE, 0, 0, 0)
+        for n in range(T.node_router.shape[0]):
+            t = next_gap(par, S, b, n) - 1
+            if t < S.syn_cv[b, CV_END]:
+                schedule(S, b, t, EV_GEN, n, 0, 0)
+    else:
+        for r in range(S.rk_pc.shape[1]):
+            S.rk_pc[b, r] = starts[b, r]
+            S.rk_run[b, r] = 1
+            schedule(S, b, 0, EV_RANK, r, 0, 0)
 
 
 @inner
@@ -143,15 +140,23 @@ def _member_finished(S, par, b):
 
 
 @entry
-def advance(state, topo, par, ops, t_stop, prof, lo, hi):
+def advance(state, topo, par, ops, starts, t_stop, prof, lo, hi):
     """Run every unfinished, error-free member b in lo <= b < hi until t_stop or completion.
     Returns the number of those members still running. prof: int64 [B, N_PROF, 2] accumulating
     events and time-stamp cycles per event kind (benchmarks/profile_events.py), or of length 0
     for no profile: one compiled loop serves both, the timing behind a branch on it (a loop
-    compiled apart for profiles cost as much compile time again as the build). A call writes
-    only rows lo..hi-1 of S and prof (T, par and ops are read-only), so calls on disjoint
-    ranges may run at once on threads (nogil; engine/batch.py, docs/design.md)."""
+    compiled apart for profiles cost as much compile time again as the build). starts: int32
+    [B, NR], each rank's first program row: a call with starts of length > 0 only sets the
+    members up at cycle 0 (_start) and returns 0; of length 0 it runs them. One entry point
+    for both: each entry point compiles its own wrapper that unboxes the State's arrays.
+    A call writes only rows lo..hi-1 of S and prof (T, par, ops and starts are read-only),
+    so calls on disjoint ranges may run at once on threads (nogil; engine/batch.py,
+    docs/design.md)."""
     S, T = by_ref(state), by_ref(topo)   # the kernels take the tuples by reference (byref.py)
+    if starts.shape[0] != 0:
+        for b in range(lo, hi):
+            _start(S, T, par, starts, b)
+        return 0
     timed = prof.shape[0] != 0
     running = 0
     for b in range(lo, hi):

@@ -47,6 +47,7 @@ def test_a_build_serves_profiled_runs_too(capsys):
     batch.run(profile=np.zeros((1, dtypes.N_PROF, 2), np.int64))
     batch.run()
     assert warmup.cache_use()[1] == compiled
-    # advance(state, topo, par, ops, t_stop, prof, lo, hi): prof an array in either case
+    # advance(state, topo, par, ops, starts, t_stop, prof, lo, hi): prof an array in either
+    # case, and the members' start (Batch()) the same compiled loop
     sigs = batch.sim.advance.signatures
-    assert len(sigs) == 1 and isinstance(sigs[0][5], types.Array)
+    assert len(sigs) == 1 and isinstance(sigs[0][6], types.Array)

@@ -31,6 +31,7 @@ from .sizing import (AUDIT_BYTES_PER_PAIR, ProgramFigures, allocating, batch_key
 
 # what advance is given for "no profile" (kernels/sim.py: one compiled loop for both)
 NO_PROFILE = np.zeros((0, D.N_PROF, 2), np.int64)
+NO_STARTS = np.zeros((0, 0), np.int32)   # advance's starts when it runs (sim.advance)
 
 
 class Batch:
@@ -113,7 +114,7 @@ class Batch:
             nr = len(real)
             S.pair_dense[b] = nr > 0 and bool((real == nr).all()) and bool(
                 (ptr == np.arange(nr + 1) * nr).all())
-        self.sim.start(S, self.T, self.par, self.starts)
+        self.sim.advance(S, self.T, self.par, self.ops, self.starts, 0, NO_PROFILE, 0, B)
 
     def run(self, progress: Callable[[float], None] | None = None,
             profile: np.ndarray | None = None, threads: int = 1) -> None:
@@ -198,10 +199,11 @@ class Batch:
         if profile is None:
             profile = NO_PROFILE
         if pool is None:
-            return self.sim.advance(S, self.T, self.par, self.ops, t_stop, profile, 0, len(S.now))
+            return self.sim.advance(S, self.T, self.par, self.ops, NO_STARTS, t_stop, profile, 0,
+                                    len(S.now))
         active = [b for b in range(len(S.now)) if S.finished[b] == 0 and S.status[b] == 0]
         calls = [pool.submit(self.sim.advance, self._member_state(b), self.T,
-                             self.par[b:b + 1], self.ops[b:b + 1], t_stop,
+                             self.par[b:b + 1], self.ops[b:b + 1], NO_STARTS, t_stop,
                              profile[b:b + 1] if len(profile) else profile, 0, 1)
                  for b in active]
         running = sum(f.result() for f in calls)
