@@ -202,6 +202,11 @@ def connect(spec: ClusterSpec, quiet: bool = False, echo=print) -> Iterator[Any]
                          "bokeh)")
             yield client
         finally:
+            if cluster is not None:   # its workers first: a worker whose heartbeat finds the
+                try:                  # scheduler closed logs a traceback on the user's screen
+                    client.retire_workers(close_workers=True)
+                except Exception:     # (only a tidier end: everything computed is stored)
+                    pass
             client.close()
     finally:
         if cluster is not None:
