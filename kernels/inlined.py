@@ -83,33 +83,35 @@ class _NoLoopVectorizer:
         return getattr(self._codegen, name)
 
 
+class _OwnLibrary(LoweringPass):
+    """Before NativeLowering: the function is lowered into a library of `library` (a cached
+    entry point's with object caching on, as NativeLowering's own library would be)."""
+    library = JITCodeLibrary
+    cached = False
+
+    def __init__(self):
+        LoweringPass.__init__(self)
+
+    def run_pass(self, state):
+        if state.library is None:
+            codegen = state.targetctx.codegen()
+            state.library = self.library(codegen, state.func_id.func_qualname)
+            if self.cached:
+                state.library.enable_object_caching()
+        return False
+
+
 @register_pass(mutates_CFG=False, analysis_only=False)
-class EntryLowering(LoweringPass):
+class EntryLowering(_OwnLibrary):
     _name = "extoll_vec_entry_library"
-
-    def __init__(self):
-        LoweringPass.__init__(self)
-
-    def run_pass(self, state):
-        if state.library is None:
-            codegen = state.targetctx.codegen()
-            state.library = EntryLibrary(codegen, state.func_id.func_qualname)
-            state.library.enable_object_caching()   # as NativeLowering's own (cache=True)
-        return False
+    library = EntryLibrary
+    cached = True
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
-class InlineOnlyLowering(LoweringPass):
+class InlineOnlyLowering(_OwnLibrary):
     _name = "extoll_vec_inline_only_library"
-
-    def __init__(self):
-        LoweringPass.__init__(self)
-
-    def run_pass(self, state):
-        if state.library is None:
-            codegen = state.targetctx.codegen()
-            state.library = InlineOnlyLibrary(codegen, state.func_id.func_qualname)
-        return False
+    library = InlineOnlyLibrary
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
@@ -125,26 +127,27 @@ class MarkNotInlined(LoweringPass):
         return False
 
 
+def _pipeline(state, library_pass, *after_lowering):
+    """Numba's nopython pipeline with library_pass before NativeLowering (after AnnotateTypes,
+    the pass before it) and the passes after_lowering after it."""
+    pm = DefaultPassBuilder.define_nopython_pipeline(state)
+    pm.add_pass_after(library_pass, AnnotateTypes)
+    for p in after_lowering:
+        pm.add_pass_after(p, NativeLowering)
+    pm.finalize()
+    return [pm]
+
+
 class EntryCompiler(CompilerBase):
     def define_pipelines(self):
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.add_pass_after(EntryLowering, AnnotateTypes)   # the pass before NativeLowering
-        pm.finalize()
-        return [pm]
+        return _pipeline(self.state, EntryLowering)
 
 
 class InlineOnlyCompiler(CompilerBase):
     def define_pipelines(self):
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.add_pass_after(InlineOnlyLowering, AnnotateTypes)   # the pass before NativeLowering
-        pm.finalize()
-        return [pm]
+        return _pipeline(self.state, InlineOnlyLowering)
 
 
 class OutlinedCompiler(CompilerBase):
     def define_pipelines(self):
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.add_pass_after(InlineOnlyLowering, AnnotateTypes)   # the pass before NativeLowering
-        pm.add_pass_after(MarkNotInlined, NativeLowering)
-        pm.finalize()
-        return [pm]
+        return _pipeline(self.state, InlineOnlyLowering, MarkNotInlined)

@@ -281,12 +281,11 @@ def dispatch_source(names: tuple[str, ...] | None = None) -> str:
              "from extoll_vec.dtypes import P_PROTO",
              "from extoll_vec.kernels.jit import inner"]
     lines += [f"import {m} as {a}" for m, a in alias.items()]
-    for name, hook in _dispatch_functions():
+    for name, hook, polls in _dispatch_functions():
         args, default = HOOKS[hook]
         call_args = args
         lines += ["", "", "@inner", f"def {name}({args}):"]
-        users = [p for p in protos if defines(p, hook)
-                 and (hook != "nic_may_inject" or p.nic_polls == (name == POLLED))]
+        users = [p for p in protos if defines(p, hook) and polls in (None, p.nic_polls)]
         if users:
             lines.append("    proto = par[b, P_PROTO]")
         for k, p in enumerate(users):
@@ -297,14 +296,16 @@ def dispatch_source(names: tuple[str, ...] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _dispatch_functions() -> list[tuple[str, str]]:
-    """(function of the dispatch, the hook it calls): one per hook, and POLLED after
-    nic_may_inject."""
+def _dispatch_functions() -> list[tuple[str, str, bool | None]]:
+    """(function of the dispatch, the hook it calls, the nic_polls of the protocols it calls
+    or None: any): one per hook; nic_may_inject twice, for the NICs that poll (POLLED) and
+    for the others."""
     out = []
     for hook in HOOKS:
-        out.append((hook, hook))
         if hook == "nic_may_inject":
-            out.append((POLLED, hook))
+            out += [(hook, hook, False), (POLLED, hook, True)]
+        else:
+            out.append((hook, hook, None))
     return out
 
 
